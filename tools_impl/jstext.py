@@ -1,0 +1,135 @@
+"""JavaScript-compatible text helpers (spec §0.4): UTF-16 lengths, JS whitespace trimming,
+``Number#toString``, ``toFixed`` rounding, ``formatSize`` and UTF-8-safe byte cuts.
+
+The reference tool layer runs on Node.js; every observable count and number must be computed
+the way JavaScript computes it, not the way Python does by default.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import ROUND_HALF_UP, Decimal
+
+# The JavaScript String.prototype.trim set (not Python's str.isspace set).
+JS_WHITESPACE = (
+    "\u0009\u000a\u000b\u000c\u000d\u0020\u00a0\u1680"
+    "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+_JS_WS_CLASS = "[" + re.escape(JS_WHITESPACE) + "]"
+_TRIM_END_RE = re.compile(_JS_WS_CLASS + "+$")
+_TRIM_START_RE = re.compile("^" + _JS_WS_CLASS + "+")
+
+
+def js_trim_end(s: str) -> str:
+    return _TRIM_END_RE.sub("", s)
+
+
+def js_trim_start(s: str) -> str:
+    return _TRIM_START_RE.sub("", s)
+
+
+def js_trim(s: str) -> str:
+    return js_trim_start(js_trim_end(s))
+
+
+def utf16_len(s: str) -> int:
+    """JavaScript ``string.length``: UTF-16 code units."""
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def utf8_len(s: str) -> int:
+    return len(s.encode("utf-8", "surrogatepass"))
+
+
+def js_number(x: float | int) -> str:
+    """JavaScript ``Number#toString`` for a finite or special number."""
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int):
+        return str(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "0"
+    if x.is_integer() and abs(x) < 1e21:
+        return str(int(x))
+    r = repr(abs(x))  # shortest round-trip digits
+    sign = "-" if x < 0 else ""
+    if "e" in r or "E" in r:
+        mant, exp_s = r.lower().split("e")
+        exp = int(exp_s)
+    else:
+        mant, exp = r, 0
+    digits = mant.replace(".", "")
+    point = mant.index(".") if "." in mant else len(mant)
+    # normalise: digits with decimal point after position `point` then * 10**exp
+    stripped = digits.lstrip("0")
+    lead_zeros = len(digits) - len(stripped)
+    digits = stripped.rstrip("0") or "0"
+    n = point + exp - lead_zeros  # position of the decimal point relative to first significant digit
+    k = len(digits)
+    if k <= n <= 21:
+        out = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        out = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        out = "0." + "0" * (-n) + digits
+    else:
+        e = n - 1
+        es = f"+{e}" if e >= 0 else str(e)
+        out = (digits[0] + ("." + digits[1:] if k > 1 else "")) + "e" + es
+    return sign + out
+
+
+def js_to_fixed(x: float, digits: int) -> str:
+    """JavaScript ``Number#toFixed``: rounds the exact binary value, ties away from zero."""
+    d = Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    s = format(d, "f")
+    if s.startswith("-") and Decimal(s) == 0:
+        s = s[1:]
+    return s
+
+
+def format_size(n: int) -> str:
+    """pi's ``formatSize``: ``512B``, ``50.0KB``, ``1.5MB`` (spec §1.1)."""
+    if n < 1024:
+        return f"{n}B"
+    if n < 1024 * 1024:
+        return f"{js_to_fixed(n / 1024, 1)}KB"
+    return f"{js_to_fixed(n / (1024 * 1024), 1)}MB"
+
+
+def _is_continuation(b: int) -> bool:
+    return (b & 0xC0) == 0x80
+
+
+def utf8_safe_prefix(data: bytes, max_bytes: int) -> bytes:
+    """The longest prefix of ``data`` of at most ``max_bytes`` that does not end inside a sequence."""
+    if len(data) <= max_bytes:
+        return data
+    cut = max(0, max_bytes)
+    while cut > 0 and _is_continuation(data[cut]):
+        cut -= 1
+    return data[:cut]
+
+
+def utf8_safe_suffix(data: bytes, max_bytes: int) -> bytes:
+    """The longest suffix of ``data`` of at most ``max_bytes`` that does not start inside a sequence."""
+    if len(data) <= max_bytes:
+        return data
+    cut = len(data) - max(0, max_bytes)
+    while cut < len(data) and _is_continuation(data[cut]):
+        cut += 1
+    return data[cut:]
+
+
+def cut_text_prefix(text: str, max_bytes: int) -> str:
+    return utf8_safe_prefix(text.encode("utf-8", "surrogatepass"), max_bytes).decode("utf-8", "replace")
+
+
+def cut_text_suffix(text: str, max_bytes: int) -> str:
+    return utf8_safe_suffix(text.encode("utf-8", "surrogatepass"), max_bytes).decode("utf-8", "replace")

@@ -1,0 +1,273 @@
+"""``Profile``: every limit and name that differs between tool layers, plus the patch toggles.
+
+The default profile is the seed-era MiniMax reference (spec §0.6, §0.8, §10). Turning every
+patch off and ``wrapper`` off emulates upstream pi v0.79.1. Limits live here, never as magic
+numbers inside tool logic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+# Patch toggles of the pi engine and of the wrapper (spec §10). Default: all on except diff-bounds.
+PATCH_EDIT_FUZZY_SPAN = "edit.fuzzy-span"
+PATCH_EDIT_FIDELITY_GUARD = "edit.fidelity-guard"
+PATCH_BASH_GRACEFUL_KILL = "bash.graceful-kill"
+PATCH_BASH_WIN_TASKKILL = "bash.win-taskkill"
+PATCH_BASH_PARENT_DEATH_GUARD = "bash.parent-death-guard"
+PATCH_BASH_PS51_STDIN_LAUNCHER = "bash.ps51-stdin-launcher"
+PATCH_ENGINE_EXEC_FACTS = "engine.exec-facts"
+PATCH_READ_IMAGE_FALLBACK = "read.image-fallback"
+PATCH_BASH_PS_CONSTRAINED = "bash.ps-constrained"
+PATCH_BASH_PROCESS_EVENTS = "bash.process-events"
+PATCH_SHELL_WINDOWS_POWERSHELL = "shell.windows-powershell"
+PATCH_EDIT_DIFF_BOUNDS = "edit.diff-bounds"
+PATCH_WRAP_REPLACE_ALL_LITERAL = "wrap.replace-all-literal"
+PATCH_WRAP_SCRUB_PROVIDER_KEY = "wrap.scrub-provider-key"
+
+ALL_PATCHES: tuple[str, ...] = (
+    PATCH_EDIT_FUZZY_SPAN,
+    PATCH_EDIT_FIDELITY_GUARD,
+    PATCH_BASH_GRACEFUL_KILL,
+    PATCH_BASH_WIN_TASKKILL,
+    PATCH_BASH_PARENT_DEATH_GUARD,
+    PATCH_BASH_PS51_STDIN_LAUNCHER,
+    PATCH_ENGINE_EXEC_FACTS,
+    PATCH_READ_IMAGE_FALLBACK,
+    PATCH_BASH_PS_CONSTRAINED,
+    PATCH_BASH_PROCESS_EVENTS,
+    PATCH_SHELL_WINDOWS_POWERSHELL,
+    PATCH_EDIT_DIFF_BOUNDS,
+    PATCH_WRAP_REPLACE_ALL_LITERAL,
+    PATCH_WRAP_SCRUB_PROVIDER_KEY,
+)
+DEFAULT_OFF_PATCHES: frozenset[str] = frozenset({PATCH_EDIT_DIFF_BOUNDS})
+DEFAULT_PATCHES: frozenset[str] = frozenset(ALL_PATCHES) - DEFAULT_OFF_PATCHES
+
+# Runtime-boundary variable lists of §8.11.1 (layer A).
+LAYER_A_PREFIXES: tuple[str, ...] = (
+    "__MAVIS_RUNTIME_",
+    "__MAVIS_PARENT_",
+    "__MAVIS_ORIGIN_XDG_",
+    "AGENTARCHON_",
+    "AGENT_ARCHON_",
+)
+LAYER_A_EXACT: tuple[str, ...] = ("MAVIS_AGENT", "MAVIS_SESSION")
+MANAGED_RUNTIME_KEYS: tuple[str, ...] = (
+    "MAVIS_ACCESS_TOKEN",
+    "MAVIS_REGION",
+    "MAVIS_BUILD_ENV",
+    "__MAVIS_DISABLE_SAFETY",
+    "MAVIS_SQLITE3_MODULE_PATH",
+    "ELECTRON_RUN_AS_NODE",
+)
+LEGACY_RUNTIME_ENV_KEYS: tuple[str, ...] = (
+    "__MAVIS_RUNTIME_PORT",
+    "__MAVIS_RUNTIME_DATA_DIR",
+    "__MAVIS_RUNTIME_PROFILE",
+    "__MAVIS_RUNTIME_DISABLE_GIT_AUTO_CONFIG",
+    "__MAVIS_RUNTIME_SKIP_PID_PORT",
+    "__MAVIS_RUNTIME_MANAGED",
+    "__MAVIS_RUNTIME_AGENT_NAME",
+    "__MAVIS_RUNTIME_SESSION_ID",
+    "__MAVIS_RUNTIME_DAEMON_URL",
+    "MAVIS_PORT",
+    "MINIMAX_DATA_DIR",
+    "MAVIS_DATA_DIR",
+    "MAVIS_PROFILE",
+    "MAVIS_SKIP_PID_PORT",
+    "MAVIS_MANAGED_RUNTIME",
+    "AGENTARCHON_PORT",
+    "AGENTARCHON_DATA_DIR",
+    "AGENTARCHON_PROFILE",
+)
+PARENT_HINT_KEYS: tuple[str, ...] = (
+    "__MAVIS_PARENT_DAEMON_URL",
+    "__MAVIS_PARENT_DATA_DIR",
+    "__MAVIS_PARENT_SESSION_ID",
+    "__MAVIS_PARENT_AGENT_NAME",
+    "__MAVIS_PARENT_MANAGED",
+    "__MAVIS_PARENT_ACCESS_TOKEN",
+    "__MAVIS_PARENT_REAL_USER_ID",
+    "__MAVIS_PARENT_USER_EMAIL",
+    "__MAVIS_PARENT_USER_NAME",
+    "__MAVIS_PARENT_SUB_USER_NAME",
+    "__MAVIS_PARENT_AUTH_SECRET",
+)
+ASR_PROXY_AUTH_ENV_KEYS: tuple[str, ...] = ("ASR_PROXY_JWT_SECRET", "ASR_PROXY_TOKEN", "ASR_TENANT_ID")
+BASH_SUBPROCESS_SCRUB: tuple[str, ...] = (
+    "MCODE_PROVIDER_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "ANTHROPIC_FOUNDRY_API_KEY",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "OPENAI_API_KEY",
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_LOGS_HEADERS",
+    "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "AZURE_CLIENT_SECRET",
+    "AZURE_CLIENT_CERTIFICATE_PATH",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_URL",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_RUNTIME_URL",
+    "FIGMA_API_TOKEN",
+    "FIGMA_TOKEN",
+    "E2E_AUTH_TOKEN",
+)
+STRICT_PROTECTED_NAMES: tuple[str, ...] = (
+    "PATH", "HOME", "SHELL", "LANG", "LOGNAME", "USER", "TERM", "TMPDIR",
+    "SYSTEMROOT", "COMSPEC", "TEMP", "TMP", "USERPROFILE", "APPDATA", "LOCALAPPDATA",
+)
+SENSITIVE_ENV_KEYWORD_CORE = "API_?KEY|KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?|PRIVATE_?KEY"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Every limit and name of one tool layer, and which patches are applied.
+
+    ``wrapper=False`` gives the bare pi engine (spec §2.10, §3.2 Upstream, §4.10).
+    """
+
+    name: str = "minimax"
+    wrapper: bool = True
+    patches: frozenset[str] = DEFAULT_PATCHES
+
+    # §1.1 engine truncation
+    engine_max_lines: int = 2000
+    engine_max_bytes: int = 50 * 1024
+    # §1.2 wrapper caps
+    grep_content_max_bytes: int = 16 * 1024
+    read_text_max_bytes: int = 24 * 1024
+    bash_max_bytes: int = 24 * 1024
+    # §2 read
+    read_max_line_chars: int = 2000
+    binary_sniff_bytes: int = 4100
+    pdf_max_pages: int = 20
+    # §3 write
+    write_capture_max_bytes: int = 1024 * 1024
+    write_patch_max_chars: int = 256 * 1024
+    write_diff_timeout_ms: int = 5000
+    # §4 edit
+    diff_max_edit_length: int = 1000
+    diff_timeout_ms: int = 5000
+    # §5 ripgrep runner
+    rg_timeout_ms: int = 30_000
+    rg_kill_grace_ms: int = 5_000
+    rg_max_stdout_bytes: int = 8 * 1024 * 1024
+    rg_binary: str | None = None  # explicit override; else bundled package binary; else PATH
+    # §6 / §7
+    grep_default_limit: int = 100
+    grep_max_line_length: int = 2000
+    grep_max_total_bytes: int = 256 * 1024
+    glob_default_limit: int = 200
+    sort_by_name_only: bool = False  # the spec's test-mode switch for grep file ordering
+    # §8 bash
+    bash_default_timeout_s: float = 120
+    bash_max_timeout_s: float = 300
+    bash_max_background_timeout_s: int = 2_147_483
+    bash_soft_yield_ms: int = 15_000
+    bash_background_max_run_ms: int = 30 * 60 * 1000
+    bash_max_background_run_ms: int = 2_147_483_647
+    bash_term_grace_ms: int = 3000
+    bash_exit_stdio_grace_ms: int = 100
+    bash_update_throttle_ms: int = 100
+    full_output_prefix: str = "pi-bash"
+    shell_path: str | None = None
+    can_consume_background_output: bool = True
+    # §0.6 names
+    env_sanitize_var: str = "MAVIS_BASH_ENV_SANITIZE"
+    powershell_source_var_prefix: str = "MAVIS_POWERSHELL_SOURCE_"
+    powershell_launcher_var_prefix: str = "$__mavis"
+    trash_binary: str = "mavis-trash"
+    trash_sentinel: str = "mavis-trash --"
+    trash_script: str = "mavis-trash.js"
+    guardian_shell_name: str = "mavis-guarded-shell"
+    guardian_ready_var: str = "__mavis_guardian_ready"
+    sensitive_root_probe: str = "__mavis_sensitive_root_probe__"
+    data_dir: str | None = None  # where shims/rm and bin/mavis-trash live; None = no rm shim
+    # §8.11 environment lists (configurable: the legacy list may gain MINIMAX_PROFILE)
+    layer_a_prefixes: tuple[str, ...] = LAYER_A_PREFIXES
+    layer_a_exact: tuple[str, ...] = LAYER_A_EXACT
+    managed_runtime_keys: tuple[str, ...] = MANAGED_RUNTIME_KEYS
+    legacy_runtime_env_keys: tuple[str, ...] = LEGACY_RUNTIME_ENV_KEYS
+    parent_hint_keys: tuple[str, ...] = PARENT_HINT_KEYS
+    asr_proxy_auth_env_keys: tuple[str, ...] = ASR_PROXY_AUTH_ENV_KEYS
+    scrub_list: tuple[str, ...] = BASH_SUBPROCESS_SCRUB
+    strict_protected_names: tuple[str, ...] = STRICT_PROTECTED_NAMES
+    env_allowlist: tuple[str, ...] = ()
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+    def patch(self, name: str) -> bool:
+        """Whether the patch toggle ``name`` is on. Unknown names raise ``KeyError``."""
+        if name not in ALL_PATCHES:
+            raise KeyError(f"unknown patch toggle: {name}")
+        return name in self.patches
+
+    def with_patches(self, changes: Mapping[str, bool]) -> Profile:
+        """A copy with the named toggles switched on or off."""
+        enabled = set(self.patches)
+        for name, on in changes.items():
+            if name not in ALL_PATCHES:
+                raise KeyError(f"unknown patch toggle: {name}")
+            (enabled.add if on else enabled.discard)(name)
+        return dataclasses.replace(self, patches=frozenset(enabled))
+
+    def replace(self, **changes: object) -> Profile:
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+
+REFERENCE = Profile()
+UPSTREAM_PI = Profile(name="pi-upstream", wrapper=False, patches=frozenset())
+
+
+def profile_from_json(obj: Mapping[str, object] | None, base: Profile = REFERENCE) -> Profile:
+    """Build a profile from a JSON overlay: ``{"base": "reference"|"upstream", "patches": {tag: bool}, <field>: value}``.
+
+    Raises ``ValueError`` naming the offending key.
+    """
+    if not obj:
+        return base
+    prof = base
+    base_name = obj.get("base")
+    if base_name is not None:
+        if base_name in ("reference", "minimax"):
+            prof = REFERENCE
+        elif base_name in ("upstream", "pi-upstream", "pi"):
+            prof = UPSTREAM_PI
+        else:
+            raise ValueError(f"profile.base: expected 'reference' or 'upstream', got {base_name!r}")
+    patches = obj.get("patches")
+    if patches is not None:
+        if not isinstance(patches, Mapping):
+            raise ValueError("profile.patches: expected an object of tag -> bool")
+        for k, v in patches.items():
+            if k not in ALL_PATCHES:
+                raise ValueError(f"profile.patches: unknown patch toggle {k!r}")
+            if not isinstance(v, bool):
+                raise ValueError(f"profile.patches.{k}: expected a boolean")
+        prof = prof.with_patches({str(k): bool(v) for k, v in patches.items()})
+    names = {f.name: f for f in dataclasses.fields(Profile)}
+    updates: dict[str, object] = {}
+    for key, value in obj.items():
+        if key in ("base", "patches"):
+            continue
+        if key not in names or key in ("extra",):
+            raise ValueError(f"profile.{key}: unknown profile field")
+        current = getattr(prof, key)
+        if isinstance(current, tuple) and isinstance(value, list):
+            value = tuple(value)
+        updates[key] = value
+    return dataclasses.replace(prof, **updates) if updates else prof  # type: ignore[arg-type]
+
+
+def iter_patch_names() -> Iterable[str]:
+    return iter(ALL_PATCHES)
