@@ -6,7 +6,7 @@ model sees as a failed call) or in a raised ``errors.ToolError``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 JsonDict = dict[str, Any]

@@ -7,7 +7,8 @@ Responses are ``{"id", "ok": true, "result": …}`` or ``{"id", "ok": false, "er
 ``aborted``, ``validation`` (host-side argument validation), ``protocol`` (a malformed request)
 or ``internal`` (a bug in the server). The server never dies on input.
 
-``call`` and blocking ``task_output`` run on worker threads so that ``cancel`` and other requests
+``fs_read`` and ``drop`` let a container backend read final file states and remove a workspace
+in-band. ``call`` and blocking ``task_output`` run on worker threads so that ``cancel`` and other requests
 are served meanwhile; responses may therefore arrive out of order.
 """
 
@@ -32,6 +33,8 @@ from .registry import load_tool, tool_names
 from .workspace import clear_directory, extract_archive
 
 PROTOCOL_VERSION = 1
+OPS = ("hello", "workspace", "call", "cancel", "task_output", "task_stop", "task_query", "classify",
+       "fs_read", "drop", "shutdown")
 SURFACES = ("minimax", "pi")
 
 JsonObj = dict[str, Any]
@@ -61,6 +64,32 @@ def capabilities() -> JsonObj:
         "root": hasattr(os, "geteuid") and os.geteuid() == 0,
         "python": platform.python_version(),
     }
+
+
+def describe_path(path: str) -> JsonObj:
+    """The state of one path for ``fs_read``: kind, mode, base64 data of regular files, link target."""
+    import base64
+    import stat as st
+
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return {"kind": "absent"}
+    mode = st.S_IMODE(info.st_mode)
+    if st.S_ISLNK(info.st_mode):
+        return {"kind": "symlink", "mode": mode, "target": os.readlink(path)}
+    if st.S_ISDIR(info.st_mode):
+        return {"kind": "dir", "mode": mode}
+    if st.S_ISFIFO(info.st_mode):
+        return {"kind": "fifo", "mode": mode}
+    if st.S_ISREG(info.st_mode):
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            return {"kind": "file", "mode": mode, "error": str(exc)}
+        return {"kind": "file", "mode": mode, "data": base64.b64encode(data).decode("ascii")}
+    return {"kind": "other", "mode": mode}
 
 
 class Server:
@@ -114,10 +143,12 @@ class Server:
             "task_stop": self.op_task,
             "task_query": self.op_task,
             "classify": self.op_classify,
+            "fs_read": self.op_fs_read,
+            "drop": self.op_drop,
             "shutdown": self.op_shutdown,
         }.get(op) if isinstance(op, str) else None
         if handler is None:
-            known = "hello, workspace, call, cancel, task_output, task_stop, task_query, classify, shutdown"
+            known = ", ".join(OPS)
             what = "missing field 'op'" if op is None else f"unknown op {op!r}"
             self.fail(rid, f"{what}; expected one of: {known}", "protocol")
             return
@@ -138,8 +169,7 @@ class Server:
             "surface": "minimax" if self._session.profile.wrapper else "pi",
             "surfaces": list(SURFACES),
             "tools": tool_names(),
-            "ops": ["hello", "workspace", "call", "cancel", "task_output", "task_stop", "task_query",
-                    "classify", "shutdown"],
+            "ops": list(OPS),
             "patches": sorted(self._session.profile.patches),
             "all_patches": list(ALL_PATCHES),
             "capabilities": capabilities(),
@@ -257,6 +287,25 @@ class Server:
         if not isinstance(options, dict):
             raise ProtocolError("classify: field 'options' must be an object")
         self.ok(rid, claude_bash.classify(command, rules, options))
+
+    def op_fs_read(self, rid: Any, req: JsonObj) -> None:
+        paths = req.get("paths")
+        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+            raise ProtocolError("fs_read: field 'paths' must be a list of strings")
+        root = self._session.root
+        self.ok(rid, {"files": {p: describe_path(os.path.join(root, p)) for p in paths}})
+
+    def op_drop(self, rid: Any, req: JsonObj) -> None:
+        root = req.get("root")
+        if not isinstance(root, str) or not root:
+            raise ProtocolError("drop: field 'root' must be a non-empty string")
+        self._stop_session_tasks()
+        clear_directory(root)
+        try:
+            os.rmdir(root)
+        except OSError:
+            pass
+        self.ok(rid, {"dropped": root})
 
     def op_shutdown(self, rid: Any, req: JsonObj) -> None:
         self._stop_session_tasks()

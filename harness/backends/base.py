@@ -1,0 +1,136 @@
+"""The ``Backend`` interface: one small contract that local, ``cmd:`` and docker backends
+implement, checked by the same self-check suite against each of them.
+
+Lifecycle: ``start()`` once (idempotent) → for each scenario ``new_workspace()``, any number of
+``request()`` calls, ``read_files()`` for final checks, ``drop_workspace()`` → ``close()``.
+A backend may serve several scenarios in sequence on one implementation process; it is not
+required to be thread-safe (the runner gives each worker its own backend instance).
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..protocol import Response
+
+JsonObj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend + implementation can do; compared with a scenario's ``requires``."""
+
+    os: str = "linux"
+    shell: str = "bash"
+    symlinks: bool = True
+    fifo: bool = True
+    case_sensitive_fs: bool = True
+    root: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, obj: JsonObj | None) -> Capabilities:
+        obj = dict(obj or {})
+        known = {k: obj.pop(k) for k in ("os", "shell", "symlinks", "fifo", "case_sensitive_fs", "root") if k in obj}
+        return cls(**known, extra=obj)
+
+    def get(self, name: str) -> Any:
+        if name in ("os", "shell", "symlinks", "fifo", "case_sensitive_fs", "root"):
+            return getattr(self, name)
+        return self.extra.get(name)
+
+
+@dataclass(frozen=True)
+class HelloInfo:
+    """The implementation's answer to ``hello``."""
+
+    implementation: str
+    version: str
+    protocol: int
+    surface: str
+    tools: tuple[str, ...]
+    ops: tuple[str, ...]
+    patches: tuple[str, ...]
+    capabilities: Capabilities
+
+    @classmethod
+    def from_json(cls, obj: JsonObj) -> HelloInfo:
+        return cls(
+            implementation=str(obj.get("implementation", "?")),
+            version=str(obj.get("version", "?")),
+            protocol=int(obj.get("protocol", 0)),
+            surface=str(obj.get("surface", "minimax")),
+            tools=tuple(obj.get("tools", ())),
+            ops=tuple(obj.get("ops", ("hello", "workspace", "call", "shutdown"))),
+            patches=tuple(obj.get("patches", ())),
+            capabilities=Capabilities.from_json(obj.get("capabilities")),
+        )
+
+
+@dataclass(frozen=True)
+class FileState:
+    """A workspace path after a scenario: ``kind`` is ``file``, ``dir``, ``symlink``, ``fifo``,
+    ``other`` or ``absent``; ``data`` is set for regular files; ``mode`` is the permission bits."""
+
+    path: str
+    kind: str
+    mode: int | None = None
+    data: bytes | None = None
+    target: str | None = None
+
+    @property
+    def exists(self) -> bool:
+        return self.kind != "absent"
+
+
+class Backend(abc.ABC):
+    """Where the workspace and the implementation live.
+
+    Contract:
+    - ``start()`` starts or connects to the implementation and returns its ``HelloInfo``; calling
+      it again is a no-op. Raises ``InfrastructureError`` when the implementation cannot be reached.
+    - ``new_workspace(archive, env, profile)`` creates a fresh, empty workspace, extracts the tar
+      ``archive`` into it (modes, symlinks, FIFOs and mtimes kept), points the implementation at it
+      with the ``env`` overlay and ``profile`` overlay, and returns the root path *as the
+      implementation sees it* (normalisers replace it in observations).
+    - ``request(op, fields, deadline_s)`` sends one protocol request and returns the ``Response``.
+      A response that does not arrive within ``deadline_s`` or a dead implementation raises
+      ``InfrastructureError``; the backend is then unusable until ``restart()``.
+    - ``read_files(root, paths)`` returns the state of each workspace-relative path (``absent`` if
+      missing); symlinks are not followed.
+    - ``drop_workspace(root)`` removes the workspace; errors are swallowed.
+    - ``restart()`` replaces a hung or dead implementation (and container) with a fresh one.
+    - ``close()`` stops everything the backend started; afterwards nothing of it is left running.
+    """
+
+    name: str = "backend"
+
+    @abc.abstractmethod
+    def start(self) -> HelloInfo: ...
+
+    @abc.abstractmethod
+    def new_workspace(self, archive: bytes, env: dict[str, str | None], profile: JsonObj | None) -> str: ...
+
+    @abc.abstractmethod
+    def request(self, op: str, fields: JsonObj, *, deadline_s: float) -> Response: ...
+
+    @abc.abstractmethod
+    def read_files(self, root: str, paths: list[str]) -> dict[str, FileState]: ...
+
+    @abc.abstractmethod
+    def drop_workspace(self, root: str) -> None: ...
+
+    @abc.abstractmethod
+    def restart(self) -> None: ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Backend:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

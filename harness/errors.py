@@ -1,0 +1,26 @@
+"""Error types of the harness. User mistakes get their own types and messages that say where and
+what to do; the CLI prints them without a traceback.
+"""
+
+from __future__ import annotations
+
+
+class HarnessError(Exception):
+    """Base class of errors the CLI reports without a traceback."""
+
+
+class ScenarioError(HarnessError):
+    """A scenario file is invalid. ``problems`` holds ``file:line: field: what was expected`` lines."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+class UsageError(HarnessError):
+    """The command line or a configuration value is wrong."""
+
+
+class InfrastructureError(HarnessError):
+    """The backend or implementation failed (no engine, image missing, server hung or died).
+    Reported separately from behaviour failures and never counted as a pass."""
