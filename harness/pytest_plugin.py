@@ -1,0 +1,1 @@
+"""pytest integration of the toolproof corpus (being built; registers nothing yet)."""
