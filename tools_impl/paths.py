@@ -10,6 +10,7 @@ import ntpath
 import os
 import posixpath
 import re
+import sys
 import unicodedata
 from collections.abc import Callable
 from urllib.parse import unquote, urlparse
@@ -37,16 +38,21 @@ def file_url_to_path(url: str) -> str:
     if parsed.scheme != "file":
         raise ToolError("The URL must be of scheme file")
     if parsed.netloc not in ("", "localhost"):
-        raise ToolError(f'File URL host must be "localhost" or empty on {os.sys.platform}')
+        raise ToolError(f'File URL host must be "localhost" or empty on {sys.platform}')
     if re.search(r"%2f", parsed.path, re.IGNORECASE):
         raise ToolError("File URL path must not include encoded / characters")
     return unquote(parsed.path)
 
 
+def _posix_resolve_fix(p: str) -> str:
+    # POSIX normpath keeps exactly two leading slashes; Node's path.resolve collapses them.
+    return p[1:] if os.sep == "/" and p.startswith("//") else p
+
+
 def _lexical_abs(p: str, root: str) -> str:
     if os.path.isabs(p):
-        return posixpath.normpath(p) if os.sep == "/" else os.path.normpath(p)
-    return os.path.normpath(os.path.join(root, p))
+        return _posix_resolve_fix(posixpath.normpath(p) if os.sep == "/" else os.path.normpath(p))
+    return _posix_resolve_fix(os.path.normpath(os.path.join(root, p)))
 
 
 def engine_resolve(path: str, root: str, home: str) -> str:
