@@ -275,8 +275,6 @@ class Server:
         t.start()
 
     def op_classify(self, rid: Any, req: JsonObj) -> None:
-        from . import claude_bash
-
         command = req.get("command")
         if not isinstance(command, str):
             raise ProtocolError("classify: field 'command' must be a string")
@@ -286,6 +284,8 @@ class Server:
         options = req.get("options", {})
         if not isinstance(options, dict):
             raise ProtocolError("classify: field 'options' must be an object")
+        from . import claude_bash  # imported late: tree-sitter is optional
+
         self.ok(rid, claude_bash.classify(command, rules, options))
 
     def op_fs_read(self, rid: Any, req: JsonObj) -> None:

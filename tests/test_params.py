@@ -1,0 +1,50 @@
+"""Host-side argument validation in pi's message format (spec §0.7)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tools_impl.errors import ArgumentError
+from tools_impl.params import validate_args
+
+SCHEMA = {
+    "properties": {"path": {"type": "string"}, "offset": {"type": "number"}, "flag": {"type": "boolean"},
+                   "mode": {"type": "string", "enum": ["a", "b"]}},
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+
+def test_missing_required_property_message() -> None:
+    with pytest.raises(ArgumentError) as info:
+        validate_args("read", SCHEMA, {"offset": 5})
+    assert str(info.value) == (
+        'Validation failed for tool "read":\n'
+        "  - path: must have required properties path\n\n"
+        "Received arguments:\n"
+        '{\n  "offset": 5\n}'
+    )
+
+
+def test_string_numbers_and_booleans_are_coerced() -> None:
+    assert validate_args("read", SCHEMA, {"path": "a", "offset": "5", "flag": "true"}) == {
+        "path": "a", "offset": 5, "flag": True}
+    assert validate_args("read", SCHEMA, {"path": "a", "offset": "2.5"})["offset"] == 2.5
+
+
+def test_wrong_type_enum_and_extra_properties_are_all_reported() -> None:
+    with pytest.raises(ArgumentError) as info:
+        validate_args("read", SCHEMA, {"path": ["x"], "offset": "abc", "mode": "c", "extra": 1})
+    lines = str(info.value).split("\n")
+    assert lines[1:5] == [
+        "  - path: must be string",
+        "  - offset: must be number",
+        "  - mode: must be equal to one of the allowed values",
+        "  - extra: must NOT have additional properties",
+    ]
+
+
+def test_non_object_arguments_are_rejected() -> None:
+    with pytest.raises(ArgumentError) as info:
+        validate_args("read", SCHEMA, ["a"])
+    assert "  - root: must be object" in str(info.value)
