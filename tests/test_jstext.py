@@ -14,9 +14,9 @@ from tools_impl.jstext import (
     js_to_fixed,
     js_trim,
     js_trim_end,
-    utf16_len,
     utf8_safe_prefix,
     utf8_safe_suffix,
+    utf16_len,
 )
 
 
