@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -95,15 +96,18 @@ def _push(last: _Component | None, kind: int) -> _Component:
     return (1, kind, last)
 
 
+Clock = Callable[[], float]  # seconds, monotonic
+
+
 def _myers(
-    old: list[int], new: list[int], bounds: DiffBounds
+    old: list[int], new: list[int], bounds: DiffBounds, clock: Clock = time.monotonic
 ) -> _Component | DiffOmitted | None:
     """jsdiff's ``diffWithOptionsObj``: the last component of the edit script, or an omission."""
     old_len, new_len = len(old), len(new)
     max_edit = old_len + new_len
     if bounds.max_edit_length is not None:
         max_edit = min(max_edit, bounds.max_edit_length)
-    deadline = None if bounds.timeout_ms is None else time.monotonic() + bounds.timeout_ms / 1000.0
+    deadline = None if bounds.timeout_ms is None else clock() + bounds.timeout_ms / 1000.0
 
     # Seed: the common prefix (edit length 0).
     o = -1
@@ -121,7 +125,7 @@ def _myers(
     max_diag = offset
     edit_length = 1
     while edit_length <= max_edit:
-        if deadline is not None and time.monotonic() > deadline:
+        if deadline is not None and clock() > deadline:
             return DiffOmitted(OMITTED_TIMEOUT)
         for diag in range(max(min_diag, -edit_length), min(max_diag, edit_length) + 1, 2):
             idx = offset + diag
@@ -159,7 +163,7 @@ def _myers(
             if new_pos + 1 >= new_len:
                 min_diag = max(min_diag, diag + 1)
         edit_length += 1
-    if deadline is not None and time.monotonic() > deadline:
+    if deadline is not None and clock() > deadline:
         return DiffOmitted(OMITTED_TIMEOUT)
     return DiffOmitted(OMITTED_TOO_LARGE)
 
@@ -185,7 +189,9 @@ def _build_values(last: _Component | None, old_tokens: list[str], new_tokens: li
     return changes
 
 
-def diff_lines_bounded(old: str, new: str, bounds: DiffBounds = UNBOUNDED) -> list[Change] | DiffOmitted:
+def diff_lines_bounded(
+    old: str, new: str, bounds: DiffBounds = UNBOUNDED, clock: Clock = time.monotonic
+) -> list[Change] | DiffOmitted:
     """jsdiff ``diffLines(old, new, {maxEditLength, timeout})``; ``DiffOmitted`` where jsdiff
     returns ``undefined``."""
     old_tokens = tokenize_lines(old)
@@ -193,7 +199,7 @@ def diff_lines_bounded(old: str, new: str, bounds: DiffBounds = UNBOUNDED) -> li
     ids: dict[str, int] = {}
     old_ids = [ids.setdefault(t, len(ids)) for t in old_tokens]
     new_ids = [ids.setdefault(t, len(ids)) for t in new_tokens]
-    result = _myers(old_ids, new_ids, bounds)
+    result = _myers(old_ids, new_ids, bounds, clock)
     if isinstance(result, DiffOmitted):
         return result
     return _build_values(result, old_tokens, new_tokens)
@@ -416,10 +422,10 @@ def _js_int(x: float | None) -> str:
 
 
 def bounded_numbered_diff(
-    old: str, new: str, bounds: DiffBounds = DEFAULT_DIFF_BOUNDS
+    old: str, new: str, bounds: DiffBounds = DEFAULT_DIFF_BOUNDS, clock: Clock = time.monotonic
 ) -> tuple[str, int | None, OmissionReason | None]:
     """``(diff or omission text, firstChangedLine, omission reason or None)``."""
-    changes = diff_lines_bounded(old, new, bounds)
+    changes = diff_lines_bounded(old, new, bounds, clock)
     if isinstance(changes, DiffOmitted):
         return omission_text(changes.reason, bounds), first_changed_line(old, new), changes.reason
     text, first = numbered_diff_from_changes(old, new, changes)
@@ -427,7 +433,13 @@ def bounded_numbered_diff(
 
 
 def compute_receipts(
-    path: str, old: str, new: str, *, bounded: bool, bounds: DiffBounds = DEFAULT_DIFF_BOUNDS
+    path: str,
+    old: str,
+    new: str,
+    *,
+    bounded: bool,
+    bounds: DiffBounds = DEFAULT_DIFF_BOUNDS,
+    clock: Clock = time.monotonic,
 ) -> dict[str, object]:
     """The edit tool's receipts (spec §4.9) for ``old`` → ``new`` of ``path``.
 
@@ -436,7 +448,7 @@ def compute_receipts(
     'too_large'|'timeout'}`` without ``patch``. ``firstChangedLine`` is left out when the texts
     are identical (JavaScript ``undefined``).
     """
-    changes = diff_lines_bounded(old, new, bounds if bounded else UNBOUNDED)
+    changes = diff_lines_bounded(old, new, bounds if bounded else UNBOUNDED, clock)
     details: dict[str, object]
     if isinstance(changes, DiffOmitted):
         details = {"diff": omission_text(changes.reason, bounds)}
