@@ -147,6 +147,13 @@ JSDIFF_GOLDENS: list[tuple[str, str, str, list[tuple[str, str]], str]] = [
         "--- src/f.txt\n+++ src/f.txt\n@@ -1,3 +1,4 @@\n \n \n+x\n \n",
     ),
     (
+        "equal_run_kept_whole_add_before_remove",
+        "y\n" * 8,
+        "z\n" + "y\n" * 7,
+        [("z\n", "+"), ("y\n" * 7, "="), ("y\n", "-")],
+        "--- src/f.txt\n+++ src/f.txt\n@@ -1,8 +1,8 @@\n+z\n y\n y\n y\n y\n y\n y\n y\n-y\n",
+    ),
+    (
         "every_line_replaced",
         "a\nb\n",
         "c\nd\n",
