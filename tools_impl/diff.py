@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from .jstext import js_number
+
 DIFF_MAX_EDIT_LENGTH = 1000
 DIFF_TIMEOUT_MS = 5000
 PATCH_CONTEXT_LINES = 4
@@ -416,9 +418,7 @@ def omission_text(reason: OmissionReason, bounds: DiffBounds = DEFAULT_DIFF_BOUN
 
 
 def _js_int(x: float | None) -> str:
-    if x is None:
-        return "Infinity"
-    return str(int(x)) if float(x).is_integer() else repr(x)
+    return "Infinity" if x is None else js_number(x)
 
 
 def bounded_numbered_diff(
