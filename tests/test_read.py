@@ -352,3 +352,9 @@ def test_abort_set_before_the_call_raises_operation_aborted(five: Path, profile:
     with pytest.raises(ToolAborted) as exc:
         read.execute({"path": "f.txt"}, ctx)
     assert str(exc.value) == "Operation aborted"
+
+
+def test_tilde_with_a_doubled_slash_stays_under_home() -> None:
+    assert paths.engine_resolve("~//etc/x", "/r", "/home/u") == "/home/u/etc/x"
+    assert paths.wrapper_resolve("~//etc/x", "/r", "/home/u", exists=lambda _p: False) == "/home/u/etc/x"
+    assert paths.engine_resolve("~/\\x", "/r", "/home/u") == "/home/u/\\x"

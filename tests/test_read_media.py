@@ -333,3 +333,18 @@ def test_missing_pypdf_names_the_optional_dependency(pdf3: Path, monkeypatch: py
 
 def test_pdf_in_upstream_mode_is_decoded_as_text(pdf3: Path) -> None:
     assert run(pdf3, {"path": "doc.pdf"}, UPSTREAM_PI).text.startswith("%PDF-1.4\n1 0 obj")
+
+
+def test_missing_pdf_raises_the_node_open_error(tmp_path: Path) -> None:
+    pytest.importorskip("pypdf", reason="pypdf (toolproof[pdf]) is not installed")
+    with pytest.raises(ToolError) as exc:
+        run(tmp_path, {"path": "gone.pdf"})
+    assert str(exc.value) == f"ENOENT: no such file or directory, open '{tmp_path / 'gone.pdf'}'"
+
+
+def test_corrupt_pdf_raises_a_clear_error(tmp_path: Path) -> None:
+    pytest.importorskip("pypdf", reason="pypdf (toolproof[pdf]) is not installed")
+    (tmp_path / "junk.pdf").write_text("this is not a pdf")
+    with pytest.raises(ToolError) as exc:
+        run(tmp_path, {"path": "junk.pdf"})
+    assert str(exc.value).startswith(f"Cannot read PDF '{tmp_path / 'junk.pdf'}': ")

@@ -28,7 +28,9 @@ def expand_tilde(p: str, home: str, *, windows: bool = False) -> str:
     if p == "~":
         return home
     if p.startswith("~/") or (windows and p.startswith("~\\")):
-        return os.path.join(home, p[2:]) if not windows else ntpath.join(home, p[2:])
+        # Node joins: "~//etc" stays under home; os.path.join would restart at "/etc".
+        rest = p[2:].lstrip("/\\" if windows else "/")
+        return os.path.join(home, rest) if not windows else ntpath.join(home, rest)
     return p
 
 
@@ -100,7 +102,7 @@ def wrapper_base_resolve(p: str, root: str, home: str, *, windows: bool = False)
     if p == "~":
         return home
     if p.startswith("~/") or (windows and p.startswith("~\\")):
-        return _lexical_abs(os.path.join(home, p[2:]), root)
+        return _lexical_abs(os.path.join(home, p[2:].lstrip("/\\" if windows else "/")), root)
     if os.path.isabs(p):
         return p
     return os.path.normpath(os.path.join(root, p))

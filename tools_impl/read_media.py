@@ -43,6 +43,7 @@ from typing import Any
 
 from .errors import ToolError
 from .jstext import js_to_fixed
+from .oserr import node_error_message
 from .result import ContentBlock, ImageBlock, TextBlock, ToolResult
 
 TOOL_NAME = "read"
@@ -430,6 +431,8 @@ def read_pdf(abs_path: str, pages: str | None, max_pages: int = PDF_MAX_PAGES) -
     try:
         reader = PdfReader(abs_path)
         total = len(reader.pages)
+    except OSError as exc:
+        raise ToolError(node_error_message(exc, "open", abs_path)) from exc
     except Exception as exc:
         raise ToolError(f"Cannot read PDF '{abs_path}': {exc}") from exc
     if requested is None:
