@@ -32,7 +32,12 @@ def extract_archive(root: str, archive_b64: str) -> int:
     data = base64.b64decode(archive_b64)
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
         members = tar.getmembers()
-        tar.extractall(root, members=members, filter="fully_trusted")
+        # Python < 3.11.4 (e.g. Debian bookworm's 3.11.2 in the container images) has no
+        # extraction filters; its unfiltered extraction is what "fully_trusted" means anyway.
+        if hasattr(tarfile, "fully_trusted_filter"):
+            tar.extractall(root, members=members, filter="fully_trusted")
+        else:
+            tar.extractall(root, members=members)
         # extractall sets directory mtimes before their contents are written; re-apply them.
         for m in members:
             if m.isdir():
