@@ -64,6 +64,12 @@ def test_schema_depends_on_the_surface() -> None:
     assert edit.NAME == "edit"
 
 
+def test_schema_for_args_routes_pi_form_to_the_pi_schema() -> None:
+    assert edit.schema_for_args(REFERENCE, {"path": "f", "edits": []}) is PI_SCHEMA
+    assert edit.schema_for_args(REFERENCE, {"file_path": "f"}) is MINIMAX_SCHEMA
+    assert edit.schema_for_args(UPSTREAM_PI, {"file_path": "f"}) is PI_SCHEMA
+
+
 def test_wrapper_translates_to_one_engine_edit(tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_bytes(b"alpha\nbeta\n")
     text, details = call(tmp_path, file_path="f.txt", old_string="beta", new_string="gamma")

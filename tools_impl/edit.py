@@ -61,6 +61,14 @@ def schema_for(profile: Profile) -> dict[str, Any]:
     return MINIMAX_SCHEMA if profile.wrapper else PI_SCHEMA
 
 
+def schema_for_args(profile: Profile, args: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema a host should validate ``args`` against: pi's own ``{path, edits}`` form is
+    accepted on the wrapper surface too, so it is validated against the pi schema."""
+    if profile.wrapper and ("edits" in args or "path" in args):
+        return PI_SCHEMA
+    return schema_for(profile)
+
+
 # -- line-number-prefix retry (§4.3) ----------------------------------------------------------
 
 
