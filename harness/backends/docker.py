@@ -397,6 +397,12 @@ class DockerBackend(Backend):
         resp = self.request("ps", {}, deadline_s=HOUSEKEEPING_DEADLINE_S)
         return list((resp.result or {}).get("processes", [])) if resp.ok else []
 
+    def count_processes(self, marker: str) -> int | None:
+        """Live processes in the container whose environment carries ``marker`` (the runner's
+        per-scenario env value); the server itself never does."""
+        resp = self.request("ps", {"marker": marker}, deadline_s=HOUSEKEEPING_DEADLINE_S)
+        return len((resp.result or {}).get("processes", [])) if resp.ok else None
+
     def reap(self) -> list[JsonObj]:
         """SIGKILL every stray process; return what was found (before killing)."""
         resp = self.request("reap", {}, deadline_s=HOUSEKEEPING_DEADLINE_S)

@@ -40,19 +40,31 @@ def _describe(pid: int) -> dict[str, Any] | None:
     return {"pid": pid, "state": state, "cmdline": " ".join(argv)}
 
 
+def _has_marker(pid: int, marker: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            entries = fh.read().split(b"\0")
+    except OSError:
+        return False
+    needle = marker.encode("utf-8", "surrogateescape")
+    return any(e == needle or e.partition(b"=")[2] == needle for e in entries)
+
+
 class Housekeeper:
     """Knows which processes belong to the container itself (init, its main command, the agent)."""
 
     def __init__(self) -> None:
         self.protected = set(_proc_pids()) | {os.getpid()}
 
-    def strays(self) -> list[dict[str, Any]]:
+    def strays(self, marker: str | None = None) -> list[dict[str, Any]]:
+        """Live processes not protected; with ``marker``, only those whose environment has an
+        entry equal to it or a variable whose value equals it."""
         out = []
         for pid in _proc_pids():
             if pid in self.protected:
                 continue
             info = _describe(pid)
-            if info is not None:
+            if info is not None and (marker is None or _has_marker(pid, marker)):
                 out.append(info)
         return out
 
@@ -87,7 +99,11 @@ def main() -> int:
             if isinstance(req, dict) and req.get("op") in ("ps", "reap"):
                 rid = req.get("id")
                 try:
-                    procs = keeper.strays() if req["op"] == "ps" else keeper.reap()
+                    marker = req.get("marker")
+                    if req["op"] == "ps":
+                        procs = keeper.strays(marker if isinstance(marker, str) else None)
+                    else:
+                        procs = keeper.reap()
                     self.ok(rid, {"processes": procs})
                 except Exception as exc:
                     self.fail(rid, f"internal error: {type(exc).__name__}: {exc}", "internal")
