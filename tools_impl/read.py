@@ -195,7 +195,8 @@ def dispatch_video(abs_path: str, ctx: ToolContext) -> ToolResult | None:
     happens when the reader is unavailable (no video model) or reports ENOENT."""
     if not video_reader_available(ctx) or video_mime(abs_path) is None:
         return None
-    return None  # the dispatch point for a future video reader
+    # A video reader would be called here; none exists in the reference tools.
+    return None
 
 
 def _read_raw(abs_path: str) -> bytes:
@@ -232,9 +233,9 @@ def execute(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return _engine(args, ctx)
     path = str(args["path"])
     read_abs = paths.wrapper_resolve(path, ctx.root, ctx.home)
-    for guard in (device_guard_message(read_abs), non_regular_guard_message(read_abs)):
-        if guard is not None:
-            return text_result(NAME, guard, {}, is_error=True)
+    guard = device_guard_message(read_abs) or non_regular_guard_message(read_abs)
+    if guard is not None:
+        return text_result(NAME, guard, {}, is_error=True)
     video = dispatch_video(read_abs, ctx)
     if video is not None:
         return video
