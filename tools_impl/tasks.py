@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 import secrets
+import sys
 import threading
 import time
 import uuid
@@ -417,8 +418,18 @@ def run_managed_foreground(ctx: ToolContext, command: str, *, timeout: float, en
 # -- protocol operations ----------------------------------------------------------------------
 
 def _protocol_error(message: str) -> Exception:
+    """The server's ``ProtocolError`` (answered with ``kind: protocol``).
+
+    Under ``python -m tools_impl.server`` the server's classes live in ``__main__``, not in
+    ``tools_impl.server``; raise the class the running server actually catches.
+    """
     from .server import ProtocolError
 
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    cls: object = getattr(main, "ProtocolError", None) if spec is not None and spec.name == "tools_impl.server" else None
+    if isinstance(cls, type) and issubclass(cls, Exception):
+        return cls(message)
     return ProtocolError(message)
 
 
