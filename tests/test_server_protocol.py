@@ -182,3 +182,63 @@ def test_protocol_schema_rejects_a_response_with_both_result_and_error() -> None
     with pytest.raises(jsonschema.ValidationError):
         RESPONSE.validate({"id": 1, "ok": False})
     TOOL_RESULT.validate({"content": [{"type": "text", "text": "x"}], "details": None, "is_error": False})
+
+
+def _text(resp: dict[str, Any]) -> str:
+    assert resp["ok"] is True, resp
+    TOOL_RESULT.validate(resp["result"])
+    return "\n".join(b["text"] for b in resp["result"]["content"] if b["type"] == "text")
+
+
+def test_write_read_edit_over_the_protocol_with_the_spec_texts(server: Served, tmp_path: Path) -> None:
+    server.send(id=1, op="workspace", root=str(tmp_path))
+    assert _text(server.send(id=2, op="call", tool="write", args={"path": "a.txt", "content": "alpha\nbeta\n"})) == (
+        "Successfully wrote 11 bytes to a.txt")
+    assert _text(server.send(id=3, op="call", tool="read", args={"path": "a.txt"})) == "     1→alpha\n     2→beta\n"
+    resp = server.send(id=4, op="call", tool="edit",
+                       args={"file_path": "a.txt", "old_string": "beta", "new_string": "gamma"})
+    assert _text(resp) == "Successfully replaced 1 block(s) in a.txt."
+    assert resp["result"]["details"]["firstChangedLine"] == 2
+    assert (tmp_path / "a.txt").read_text() == "alpha\ngamma\n"
+
+
+def test_a_raised_tool_error_is_an_error_response_with_the_model_text(server: Served, tmp_path: Path) -> None:
+    server.send(id=1, op="workspace", root=str(tmp_path))
+    (tmp_path / "a.txt").write_text("x\n")
+    resp = server.send(id=2, op="call", tool="edit", args={"file_path": "a.txt", "old_string": "y", "new_string": "z"})
+    assert resp["error"] == {
+        "kind": "tool",
+        "message": "Could not find the exact text in a.txt. The old text must match exactly including all "
+                   "whitespace and newlines. If oldText was written from memory or an earlier read, the file may "
+                   "have changed since - use the read tool to reload it before retrying.",
+    }
+    resp = server.send(id=3, op="call", tool="read", args={"path": "a.txt", "offset": 9})
+    assert resp["error"] == {"kind": "tool", "message": "Offset 9 is beyond end of file (2 lines total)"}
+
+
+def test_missing_and_mistyped_arguments_get_validation_errors(server: Served, tmp_path: Path) -> None:
+    server.send(id=1, op="workspace", root=str(tmp_path))
+    resp = server.send(id=2, op="call", tool="read", args={})
+    assert resp["error"]["kind"] == "validation"
+    assert resp["error"]["message"] == (
+        'Validation failed for tool "read":\n  - path: must have required properties path\n\n'
+        "Received arguments:\n{}")
+    resp = server.send(id=3, op="call", tool="write", args={"path": "x", "content": ["a"]})
+    assert resp["error"]["kind"] == "validation"
+    assert resp["error"]["message"].split("\n")[1] == "  - content: must be string"
+    resp = server.send(id=4, op="call", tool="edit", args={"file_path": 1, "old_string": "a"})
+    lines = resp["error"]["message"].split("\n")
+    assert "  - new_string: must have required properties new_string" in lines
+    assert server.send(id=5, op="hello")["ok"] is True
+
+
+def test_pi_edit_forms_are_accepted_on_the_wrapper_surface(server: Served, tmp_path: Path) -> None:
+    server.send(id=1, op="workspace", root=str(tmp_path))
+    (tmp_path / "m.txt").write_text("one two\n")
+    resp = server.send(id=2, op="call", tool="edit",
+                       args={"path": "m.txt", "edits": [{"oldText": "one", "newText": "1"}]})
+    assert _text(resp) == "Successfully replaced 1 block(s) in m.txt."
+    # the legacy top-level pair, as pi's prepareArguments turns it into edits[]
+    resp = server.send(id=3, op="call", tool="edit", args={"path": "m.txt", "oldText": "two", "newText": "2"})
+    assert _text(resp) == "Successfully replaced 1 block(s) in m.txt."
+    assert (tmp_path / "m.txt").read_text() == "1 2\n"

@@ -230,7 +230,7 @@ def apply_desktop_text_limit(
     strategy: str,
     original_bytes: int,
     max_bytes: int,
-    next_offset: int | None = None,
+    next_offset: float | None = None,
     offset_unit: str | None = None,
     hint: dict[str, Any] | None = None,
 ) -> ToolResult:

@@ -228,7 +228,15 @@ class Server:
 
     def _run_call(self, rid: Any, module: Any, tool: str, args: Any, ctx: ToolContext) -> None:
         try:
-            schema = module.schema_for(ctx.profile) if hasattr(module, "schema_for") else module.SCHEMA
+            if isinstance(args, dict) and hasattr(module, "prepare_arguments") and "file_path" not in args:
+                # pi's host loop runs the tool's prepareArguments before validation (legacy inputs).
+                args = module.prepare_arguments(args)
+            if hasattr(module, "schema_for_args") and isinstance(args, dict):
+                schema = module.schema_for_args(ctx.profile, args)
+            elif hasattr(module, "schema_for"):
+                schema = module.schema_for(ctx.profile)
+            else:
+                schema = module.SCHEMA
             clean = validate_args(tool, schema, args)
             result = module.execute(clean, ctx)
             self.ok(rid, result.to_json())
