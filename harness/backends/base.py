@@ -54,6 +54,7 @@ class HelloInfo:
     ops: tuple[str, ...]
     patches: tuple[str, ...]
     capabilities: Capabilities
+    surfaces: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, obj: JsonObj) -> HelloInfo:
@@ -66,6 +67,7 @@ class HelloInfo:
             ops=tuple(obj.get("ops", ("hello", "workspace", "call", "shutdown"))),
             patches=tuple(obj.get("patches", ())),
             capabilities=Capabilities.from_json(obj.get("capabilities")),
+            surfaces=tuple(obj.get("surfaces", ())),
         )
 
 
@@ -127,6 +129,12 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def close(self) -> None: ...
+
+    def count_processes(self, marker: str) -> int | None:
+        """How many live processes carry ``marker`` (an ``env`` overlay value the runner sets per
+        scenario) in their environment; ``None`` when the backend cannot tell (the check is then
+        reported as skipped, never as passed). Optional; the default cannot tell."""
+        return None
 
     def __enter__(self) -> Backend:
         self.start()

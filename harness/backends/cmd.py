@@ -1,0 +1,22 @@
+"""The ``cmd:`` backend: any command line that speaks the tool protocol on stdin/stdout (a foreign
+implementation or an adapter on the host). The harness extracts each workspace on the host into a
+temp dir and sends the ``workspace`` op without an archive; final files are read from the host."""
+
+from __future__ import annotations
+
+import shlex
+
+from ..errors import UsageError
+from .process import ProcessBackend
+
+PREFIX = "cmd:"
+
+
+class CmdBackend(ProcessBackend):
+    name = "cmd"
+
+    def __init__(self, command: str) -> None:
+        argv = shlex.split(command)
+        if not argv:
+            raise UsageError("--backend cmd: needs a command line, e.g. cmd:'node adapter.js'")
+        super().__init__(argv, inband=False, label=f"cmd:{command}")

@@ -1,0 +1,234 @@
+"""Shared machinery of the host-process backends (``local`` and ``cmd:``): one implementation
+subprocess per backend instance, reused across scenarios, driven through ``ProtocolClient``;
+workspaces are temp dirs on the host, and final file states are read from the host file system.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import tarfile
+import tempfile
+from typing import Any
+
+from ..errors import InfrastructureError
+from ..protocol import ProtocolClient, Response
+from .base import Backend, FileState, HelloInfo
+
+JsonObj = dict[str, Any]
+HELLO_DEADLINE_S = 30.0
+WORKSPACE_DEADLINE_S = 60.0
+DROP_DEADLINE_S = 15.0
+SHUTDOWN_GRACE_S = 3.0
+KILL_WAIT_S = 5.0
+WORKSPACE_PREFIX = "toolproof-ws-"
+
+
+def describe_host_path(path: str) -> FileState:
+    """The state of one host path (symlinks not followed)."""
+    name = path
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return FileState(name, "absent")
+    mode = stat.S_IMODE(info.st_mode)
+    if stat.S_ISLNK(info.st_mode):
+        return FileState(name, "symlink", mode, target=os.readlink(path))
+    if stat.S_ISDIR(info.st_mode):
+        return FileState(name, "dir", mode)
+    if stat.S_ISFIFO(info.st_mode):
+        return FileState(name, "fifo", mode)
+    if stat.S_ISREG(info.st_mode):
+        try:
+            with open(path, "rb") as fh:
+                return FileState(name, "file", mode, fh.read())
+        except OSError:
+            return FileState(name, "file", mode)
+    return FileState(name, "other", mode)
+
+
+def extract_on_host(root: str, archive: bytes) -> None:
+    """Extract a harness-built (trusted) tar into ``root``, keeping modes, links, FIFOs and mtimes."""
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        members = tar.getmembers()
+        tar.extractall(root, members=members, filter="fully_trusted")
+        for m in members:
+            if m.isdir():
+                try:
+                    os.utime(os.path.join(root, m.name), (m.mtime, m.mtime))
+                except OSError:
+                    pass
+
+
+class ProcessBackend(Backend):
+    """A backend whose implementation is a subprocess on the host speaking the protocol.
+
+    ``inband``: deliver the workspace tar inside the ``workspace`` op (the reference server
+    extracts it) instead of extracting it on the host first.
+    """
+
+    name = "process"
+
+    def __init__(self, argv: list[str], *, inband: bool, env: dict[str, str] | None = None,
+                 label: str | None = None) -> None:
+        if not argv:
+            raise InfrastructureError("empty implementation command line")
+        self.argv = list(argv)
+        self.inband = inband
+        self.env = env
+        self.label = label or " ".join(argv)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._client: ProtocolClient | None = None
+        self._hello: HelloInfo | None = None
+        self._roots: set[str] = set()
+
+    # -- lifecycle ------------------------------------------------------------------------
+    @property
+    def hello(self) -> HelloInfo | None:
+        return self._hello
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def start(self) -> HelloInfo:
+        if self._hello is not None and self._proc is not None and self._proc.poll() is None:
+            return self._hello
+        self._spawn()
+        resp = self.request("hello", {}, deadline_s=HELLO_DEADLINE_S)
+        if not resp.ok or not isinstance(resp.result, dict):
+            self._kill()
+            raise InfrastructureError(f"{self.label}: hello failed: {resp.error_message or resp.result!r}")
+        self._hello = HelloInfo.from_json(resp.result)
+        return self._hello
+
+    def _spawn(self) -> None:
+        try:
+            self._proc = subprocess.Popen(
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                env=self.env, start_new_session=(os.name != "nt"),
+            )
+        except OSError as exc:
+            raise InfrastructureError(f"cannot start implementation {self.label!r}: {exc}") from None
+        assert self._proc.stdin and self._proc.stdout
+        self._client = ProtocolClient(self._proc.stdin, self._proc.stdout, self._proc.stderr)
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        client, self._client = self._client, None
+        self._hello = None
+        if client is not None:
+            client.close()
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                if os.name != "nt":
+                    os.killpg(proc.pid, signal.SIGKILL)
+                else:
+                    proc.kill()
+            except OSError:
+                pass
+        try:
+            proc.wait(KILL_WAIT_S)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (proc.stdout, proc.stderr):
+            try:
+                if stream:
+                    stream.close()
+            except OSError:
+                pass
+
+    def restart(self) -> None:
+        self._kill()
+        self.start()
+
+    def close(self) -> None:
+        if self._client is not None and self._proc is not None and self._proc.poll() is None:
+            try:
+                self._client.request("shutdown", {}, deadline_s=SHUTDOWN_GRACE_S)
+                self._proc.wait(SHUTDOWN_GRACE_S)
+            except (InfrastructureError, subprocess.TimeoutExpired):
+                pass
+        self._kill()
+        for root in list(self._roots):
+            shutil.rmtree(root, ignore_errors=True)
+        self._roots.clear()
+
+    # -- protocol -------------------------------------------------------------------------
+    def request(self, op: str, fields: JsonObj, *, deadline_s: float) -> Response:
+        if self._client is None:
+            raise InfrastructureError(f"{self.label}: implementation is not running")
+        return self._client.request(op, fields, deadline_s=deadline_s)
+
+    def send(self, op: str, fields: JsonObj) -> tuple[Any, Any]:
+        """Send without waiting (for ``cancel`` tests); pair with ``wait``."""
+        if self._client is None:
+            raise InfrastructureError(f"{self.label}: implementation is not running")
+        return self._client.send(op, fields)
+
+    def wait(self, op: str, rid: Any, box: Any, deadline_s: float) -> Response:
+        if self._client is None:
+            raise InfrastructureError(f"{self.label}: implementation is not running")
+        return self._client.wait(op, rid, box, deadline_s)
+
+    def count_processes(self, marker: str) -> int | None:
+        """Live processes whose environment contains ``marker`` (Linux ``/proc`` only)."""
+        if not os.path.isdir("/proc/self"):
+            return None
+        needle = marker.encode()
+        count = 0
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as fh:
+                    env = fh.read()
+                with open(f"/proc/{pid}/stat", "rb") as fh:
+                    state = fh.read().rsplit(b")", 1)[-1].split()[0]
+            except OSError:
+                continue
+            if state != b"Z" and needle in env.split(b"\0"):
+                count += 1
+        return count
+
+    # -- workspaces -----------------------------------------------------------------------
+    def new_workspace(self, archive: bytes, env: dict[str, str | None], profile: JsonObj | None) -> str:
+        root = os.path.realpath(tempfile.mkdtemp(prefix=WORKSPACE_PREFIX))
+        self._roots.add(root)
+        fields: JsonObj = {"root": root, "env": dict(env)}
+        if profile:
+            fields["profile"] = profile
+        if self.inband:
+            fields["archive"] = base64.b64encode(archive).decode("ascii")
+        else:
+            try:
+                extract_on_host(root, archive)
+            except (OSError, tarfile.TarError) as exc:
+                raise InfrastructureError(f"cannot extract the workspace into {root}: {exc}") from None
+        resp = self.request("workspace", fields, deadline_s=WORKSPACE_DEADLINE_S)
+        if not resp.ok:
+            raise InfrastructureError(f"{self.label}: workspace op failed: {resp.error_message}")
+        return root
+
+    def read_files(self, root: str, paths: list[str]) -> dict[str, FileState]:
+        out: dict[str, FileState] = {}
+        for p in paths:
+            st = describe_host_path(os.path.join(root, p))
+            out[p] = FileState(p, st.kind, st.mode, st.data, st.target)
+        return out
+
+    def drop_workspace(self, root: str) -> None:
+        if self._client is not None and self._proc is not None and self._proc.poll() is None:
+            try:
+                self._client.request("drop", {"root": root}, deadline_s=DROP_DEADLINE_S)
+            except InfrastructureError:
+                pass
+        shutil.rmtree(root, ignore_errors=True)
+        self._roots.discard(root)

@@ -1,0 +1,151 @@
+"""Results of a run: per-step and per-scenario outcomes, run info, counts, the exit code, and the
+JSON form (which ``merge`` and ``baseline update`` read back).
+
+Statuses: ``pass``, ``fail`` (behaviour mismatch), ``error`` (infrastructure: never a pass),
+``skip`` (with a reason), ``xfail`` (a failure listed in the baseline), ``stale`` (a baseline entry
+that now passes: fails the gate).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+PASS, FAIL, ERROR, SKIP, XFAIL, STALE = "pass", "fail", "error", "skip", "xfail", "stale"
+STATUSES = (PASS, FAIL, ERROR, SKIP, XFAIL, STALE)
+GATE_FAILING = (FAIL, STALE)
+EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
+RESULTS_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class StepResult:
+    id: str
+    status: str
+    messages: tuple[str, ...] = ()
+    duration_s: float = 0.0
+    observation: dict[str, Any] | None = None
+    reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "status": self.status, "duration_s": round(self.duration_s, 4)}
+        if self.messages:
+            out["messages"] = list(self.messages)
+        if self.reason:
+            out["reason"] = self.reason
+        if self.observation is not None:
+            out["observation"] = self.observation
+        return out
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> StepResult:
+        return cls(str(obj["id"]), str(obj["status"]), tuple(obj.get("messages", ())),
+                   float(obj.get("duration_s", 0.0)), obj.get("observation"), str(obj.get("reason", "")))
+
+
+@dataclass(frozen=True)
+class ScenarioResult:
+    id: str
+    status: str
+    path: str = ""
+    title: str = ""
+    tags: tuple[str, ...] = ()
+    steps: tuple[StepResult, ...] = ()
+    message: str = ""
+    reason: str = ""
+    duration_s: float = 0.0
+
+    @property
+    def failure_text(self) -> str:
+        """All messages of failing/erroring steps, for reports."""
+        parts: list[str] = []
+        if self.message:
+            parts.append(self.message)
+        for st in self.steps:
+            if st.status in (FAIL, ERROR, STALE, XFAIL):
+                for m in st.messages:
+                    parts.append(f"[{st.id}] {m}")
+                if st.reason and st.status in (STALE, XFAIL):
+                    parts.append(f"[{st.id}] baseline: {st.reason}")
+        return "\n".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "status": self.status, "path": self.path, "title": self.title,
+                               "tags": list(self.tags), "duration_s": round(self.duration_s, 4),
+                               "steps": [s.to_json() for s in self.steps]}
+        if self.message:
+            out["message"] = self.message
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> ScenarioResult:
+        return cls(str(obj["id"]), str(obj["status"]), str(obj.get("path", "")), str(obj.get("title", "")),
+                   tuple(obj.get("tags", ())), tuple(StepResult.from_json(s) for s in obj.get("steps", ())),
+                   str(obj.get("message", "")), str(obj.get("reason", "")), float(obj.get("duration_s", 0.0)))
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    backend: str = ""
+    implementation: str = ""
+    version: str = ""
+    started: str = ""
+    duration_s: float = 0.0
+    jobs: int = 1
+    shard: str = ""
+    baseline: str = ""
+    toolproof_version: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"backend": self.backend, "implementation": self.implementation, "version": self.version,
+                "started": self.started, "duration_s": round(self.duration_s, 3), "jobs": self.jobs,
+                "shard": self.shard, "baseline": self.baseline, "toolproof_version": self.toolproof_version,
+                **({"extra": self.extra} if self.extra else {})}
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> RunInfo:
+        return cls(str(obj.get("backend", "")), str(obj.get("implementation", "")), str(obj.get("version", "")),
+                   str(obj.get("started", "")), float(obj.get("duration_s", 0.0)), int(obj.get("jobs", 1)),
+                   str(obj.get("shard", "")), str(obj.get("baseline", "")), str(obj.get("toolproof_version", "")),
+                   dict(obj.get("extra", {})))
+
+
+@dataclass(frozen=True)
+class RunResult:
+    info: RunInfo
+    scenarios: tuple[ScenarioResult, ...]
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys(STATUSES, 0)
+        for s in self.scenarios:
+            out[s.status] = out.get(s.status, 0) + 1
+        return out
+
+    @property
+    def exit_code(self) -> int:
+        """0: gate passes; 1: behaviour failures or stale baseline entries; 2: infrastructure errors."""
+        c = self.counts()
+        if c[ERROR]:
+            return EXIT_ERROR
+        if c[FAIL] or c[STALE]:
+            return EXIT_FAIL
+        return EXIT_OK
+
+    def with_scenarios(self, scenarios: tuple[ScenarioResult, ...]) -> RunResult:
+        return replace(self, scenarios=scenarios)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": RESULTS_FORMAT, "run": self.info.to_json(), "counts": self.counts(),
+                "exit_code": self.exit_code, "scenarios": [s.to_json() for s in self.scenarios]}
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), ensure_ascii=False, indent=1)
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> RunResult:
+        return cls(RunInfo.from_json(obj.get("run", {})),
+                   tuple(ScenarioResult.from_json(s) for s in obj.get("scenarios", ())))
