@@ -1,7 +1,8 @@
 """minimatch compatibility of ``tools_impl.globmatch`` and the glob tool's pattern questions.
 
 The MINIMATCH_TABLE rows (pattern, path, nocase, expected) were checked against minimatch 9.0.9
-``makeRe(pattern, {dot: true, nocase}).test(path)``.
+``makeRe(pattern, {dot: true, nocase}).test(path)``; the REGEX_VS_MATCH rows against both that and
+``minimatch(path, pattern, {dot: true, nocase})``, which differ where ``**`` meets a partial segment.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from tools_impl.globmatch import (
     is_broad_file_scan,
     make_re,
     minimatch,
+    regex_match,
     validate_glob,
 )
 
@@ -107,7 +109,34 @@ MINIMATCH_TABLE = [
 
 @pytest.mark.parametrize(("pattern", "path", "nocase", "expected"), MINIMATCH_TABLE)
 def test_make_re_agrees_with_minimatch_dot_true(pattern: str, path: str, nocase: bool, expected: bool) -> None:
-    assert minimatch(path, pattern, dot=True, nocase=nocase) is expected
+    assert regex_match(path, pattern, dot=True, nocase=nocase) is expected
+
+
+REGEX_VS_MATCH = [
+    ("**/.git/**", ".github", False, True, False),
+    ("**/.git/**", "/ws/.github/__p__", False, True, False),
+    ("**/.git/**", "/ws/.git/__p__", False, True, True),
+    ("**/.git/**", "/ws/.git", False, True, False),
+    ("src/**", "srcfoo", False, True, False),
+    ("src/**", "src/a/b", False, True, True),
+    ("a/**/b", "a/x/y/b", False, True, True),
+    ("a/**/b", "a/./b", False, True, False),
+    ("**", "a/./b", False, False, False),
+    ("*", "a/", False, False, True),
+    ("a/*", "a/b/", False, False, True),
+    ("*.{js,ts}", "a.ts", False, True, True),
+    ("!*.ts", "a.ts", False, False, False),
+    ("!*.ts", "a.js", False, True, True),
+    ("**/.ssh/**", "/home/U/.SSH/x", True, True, True),
+]
+
+
+@pytest.mark.parametrize(("pattern", "path", "nocase", "by_regex", "by_match"), REGEX_VS_MATCH)
+def test_regex_and_segment_matching_follow_their_minimatch_counterparts(
+    pattern: str, path: str, nocase: bool, by_regex: bool, by_match: bool
+) -> None:
+    assert regex_match(path, pattern, nocase=nocase) is by_regex
+    assert minimatch(path, pattern, nocase=nocase) is by_match
 
 
 @pytest.mark.parametrize(
@@ -137,16 +166,19 @@ def test_comment_and_empty_patterns_match_nothing() -> None:
     assert make_re("#x") is None
     assert make_re("") is None
     assert minimatch("#x", "#x") is False
+    assert minimatch("", "") is True
 
 
 def test_dot_false_hides_dotfiles_from_star() -> None:
+    assert regex_match(".a", "*", dot=False) is False
     assert minimatch(".a", "*", dot=False) is False
     assert minimatch("a", "*", dot=False) is True
+    assert regex_match("x/.a/b", "**/b", dot=False) is False
     assert minimatch("x/.a/b", "**/b", dot=False) is False
 
 
 def test_dollar_does_not_match_before_trailing_newline() -> None:
-    assert minimatch("a.ts\n", "*.ts") is False
+    assert regex_match("a.ts\n", "*.ts") is False
 
 
 @pytest.mark.parametrize(
@@ -197,6 +229,7 @@ def test_a_literal_path_without_magic_always_matches_itself(segments: list[str])
     path = "/".join(segments)
     assert minimatch(path, path)
     assert minimatch(path, path, nocase=True)
+    assert regex_match(path, path)
 
 
 @given(st.lists(_LITERAL_SEGMENT, min_size=1, max_size=4))
@@ -204,3 +237,4 @@ def test_globstar_prefix_matches_any_literal_path_ending(segments: list[str]) ->
     """Invariant: ``**/<leaf>`` matches every path whose last segment is ``<leaf>``."""
     path = "/".join(segments)
     assert minimatch(path, "**/" + segments[-1])
+    assert regex_match(path, "**/" + segments[-1])

@@ -16,6 +16,7 @@ Everything here is pure.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -643,11 +644,85 @@ def make_re(pattern: str, *, dot: bool = True, nocase: bool = False) -> re.Patte
     return re.compile(src, re.IGNORECASE if nocase else 0)
 
 
-def minimatch(path: str, pattern: str, *, dot: bool = True, nocase: bool = False) -> bool:
-    """Whether ``path`` matches ``pattern`` (through ``make_re``; the same answers as minimatch's
-    ``match`` for the single-segment and whole-path tests the tools make)."""
+def regex_match(path: str, pattern: str, *, dot: bool = True, nocase: bool = False) -> bool:
+    """``makeRe(pattern).test(path)`` — what the glob tool's stream filter does. Note that this
+    differs from ``minimatch`` in corners: ``**/.git/**`` as a regex also accepts ``.github``."""
     rx = make_re(pattern, dot=dot, nocase=nocase)
     return bool(rx and rx.search(path))
+
+
+_Part = str | re.Pattern[str] | None  # None is a globstar
+
+
+@lru_cache(maxsize=512)
+def _match_set(pattern: str, dot: bool, nocase: bool) -> tuple[tuple[tuple[_Part, ...], ...], bool]:
+    body, negate = _split_negation(pattern)
+    seen: dict[str, None] = {}
+    for alt in brace_expand(body):
+        seen.setdefault(alt, None)
+    flags = re.IGNORECASE if nocase else 0
+    sets: list[tuple[_Part, ...]] = []
+    for alt in seen:
+        parts: list[_Part] = []
+        for seg in _level_one(re.split(r"/+", alt)):
+            if seg == GLOBSTAR:
+                parts.append(None)
+            elif seg == "":
+                parts.append("")
+            else:
+                compiled = compile_segment(seg, dot=dot, nocase=nocase)
+                parts.append(compiled.literal if compiled.literal is not None
+                             else re.compile("^" + compiled.src + END, flags))
+        sets.append(tuple(parts))
+    return tuple(sets), negate
+
+
+def _match_one(file: Sequence[str], pattern: Sequence[_Part], dot: bool) -> bool:
+    fi = pi = 0
+    fl, pl = len(file), len(pattern)
+    while fi < fl and pi < pl:
+        p = pattern[pi]
+        f = file[fi]
+        if p is None:
+            if pi + 1 == pl:
+                # a trailing ** swallows the rest, but never "." / ".." (nor dotfiles without dot)
+                return all(seg not in (".", "..") and (dot or not seg.startswith(".")) for seg in file[fi:])
+            fr = fi
+            while fr < fl:
+                if _match_one(file[fr:], pattern[pi + 1 :], dot):
+                    return True
+                swallowee = file[fr]
+                if swallowee in (".", "..") or (not dot and swallowee.startswith(".")):
+                    break
+                fr += 1
+            return False
+        hit = f == p if isinstance(p, str) else bool(p.search(f))
+        if not hit:
+            return False
+        fi += 1
+        pi += 1
+    if fi == fl and pi == pl:
+        return True
+    if fi == fl:
+        return False
+    return fi == fl - 1 and file[fi] == ""
+
+
+def minimatch(path: str, pattern: str, *, dot: bool = True, nocase: bool = False) -> bool:
+    """minimatch's ``minimatch(path, pattern, {dot, nocase})``: segment-wise matching, where
+    ``**`` swallows whole segments (so ``**/.git/**`` does not match ``.github``)."""
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        raise InvalidGlob("pattern is too long")
+    if pattern.startswith("#"):
+        return False
+    if not pattern:
+        return path == ""
+    sets, negate = _match_set(pattern, dot, nocase)
+    file = re.split(r"/+", path)
+    for parts in sets:
+        if _match_one(file, parts, dot):
+            return not negate
+    return negate
 
 
 # ---------------------------------------------------------------------------------------------
