@@ -13,6 +13,7 @@ command directly as the ``-Command`` argument (inferred for the upstream-like co
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 import threading
@@ -20,6 +21,7 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 from .errors import ToolAborted
 from .jstext import js_trim
@@ -182,10 +184,10 @@ def probe_language_mode(
     captured: list[str] = []
 
     def read() -> None:
-        assert proc.stdout is not None
+        stream = cast(io.BufferedReader, proc.stdout)
         buf = b""
         while True:
-            chunk = proc.stdout.read1(4096)
+            chunk = stream.read1(4096)
             if not chunk:
                 break
             if len(buf) < PROBE_MAX_STDOUT_CHARS * 4:
