@@ -286,3 +286,10 @@ def test_empty_pattern_raises(tmp_path: Path) -> None:
     with pytest.raises(ToolError) as err:
         call(tmp_path, pattern="")
     assert str(err.value) == "glob pattern is required"
+
+
+def test_file_as_search_root_reports_spawn_enotdir(tmp_path: Path) -> None:
+    write(tmp_path, "a.py")
+    with pytest.raises(ToolError) as err:
+        call(tmp_path, pattern="*.py", path="a.py")
+    assert str(err.value).startswith("spawn ") and str(err.value).endswith(" ENOTDIR")

@@ -261,6 +261,9 @@ def run_rg(
         raise ToolError(RG_NOT_FOUND) from exc
     except PermissionError as exc:
         raise ToolError(RG_NOT_FOUND) from exc
+    except NotADirectoryError as exc:
+        # Node's spawn reports a file used as cwd this way (e.g. glob with path=<a file>).
+        raise ToolError(f"spawn {binary} ENOTDIR") from exc
 
     killer = _Killer(proc, profile.rg_kill_grace_ms / 1000)
     collector = _StdoutCollector(killer, profile.rg_max_stdout_bytes, line_regex, max_stdout_lines)
