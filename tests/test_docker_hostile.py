@@ -1,0 +1,110 @@
+"""The hostile scenario corpus (scenarios/hostile/) on the docker backend: each scenario passes
+(its harm is contained), the container has no leftover process afterwards, the next scenario on
+the same backend passes, the host's file system is untouched, and no labelled container remains.
+Skipped without an engine unless TOOLPROOF_REQUIRE_DOCKER=1."""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from docker_support import docker_engine, docker_image  # noqa: F401  (fixtures)
+
+from harness.backends.docker import LABEL_RUN_ID, DockerBackend, cleanup
+from harness.errors import ScenarioError
+from harness.loader import load_scenario, parse_scenario_text
+from harness.results import PASS
+from harness.runner import run_scenario
+from harness.scenario import Scenario
+
+REPO = Path(__file__).resolve().parents[1]
+HOSTILE = sorted((REPO / "scenarios" / "hostile").glob("*.yaml"))
+# Paths the hostile scenarios write to inside the container; none may appear on the host.
+HOST_CANARIES = [Path(tempfile.gettempdir()) / "toolproof-hostile-canary",
+                 Path(tempfile.gettempdir()) / "toolproof-hostile-symlink.txt",
+                 Path("/usr/toolproof-evil.txt"), Path("/usr/bin/toolproof-evil"),
+                 Path("/etc/toolproof-evil"), Path("/etc/toolproof-evil.txt")]
+NEXT_SCENARIO = """\
+id: hostile/next-scenario-probe
+title: A plain scenario right after a hostile one
+steps:
+  - tool: bash
+    args: {command: "echo fine; ls -A | wc -l"}
+    expect:
+      text: "fine\\n0\\n"
+processes: {left_behind: 0}
+"""
+
+
+def load_hostile(path: Path) -> Scenario:
+    """Load with the real loader; while it does not yet know ``requires.isolation`` (documented in
+    docs/scenario-format.md), parse without that key so containment is still checked here."""
+    try:
+        return load_scenario(path)
+    except ScenarioError as exc:
+        if "isolation" not in str(exc):
+            raise
+        text = path.read_text(encoding="utf-8").replace("isolation: container, ", "")
+        return parse_scenario_text(text, str(path))
+
+
+def test_every_hostile_scenario_requires_container_isolation() -> None:
+    assert len(HOSTILE) == 7
+    for path in HOSTILE:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        assert data["requires"]["isolation"] == "container", path.name
+        assert data["id"] == f"hostile/{path.stem}"
+
+
+@pytest.mark.xfail(reason="the scenario loader does not know requires.isolation yet", strict=False)
+def test_loader_keeps_the_isolation_requirement_so_local_runs_skip() -> None:
+    scenario = load_scenario(HOSTILE[0])
+    assert ("isolation", "container") in scenario.requires.items()
+
+
+@pytest.fixture(scope="module")
+def hostile_run_id() -> Iterator[str]:
+    rid = "test-hostile-" + uuid.uuid4().hex[:8]
+    yield rid
+    cleanup(rid)
+
+
+@pytest.fixture(scope="module")
+def backend(docker_image: str, hostile_run_id: str) -> Iterator[DockerBackend]:  # noqa: F811
+    for canary in HOST_CANARIES:
+        assert not canary.exists(), f"{canary} exists on the host before the hostile run"
+    b = DockerBackend(docker_image, run_id=hostile_run_id)
+    b.start()
+    yield b
+    b.close()
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("path", HOSTILE, ids=[p.stem for p in HOSTILE])
+def test_hostile_scenario_is_contained_and_the_next_scenario_passes(backend: DockerBackend, path: Path) -> None:
+    result = run_scenario(backend, load_hostile(path))
+    assert result.status == PASS, (result.message, [(s.step_id, s.status, s.messages) for s in result.steps])
+    assert backend.stray_processes() == []
+    probe = run_scenario(backend, parse_scenario_text(NEXT_SCENARIO, "<probe>"))
+    assert probe.status == PASS, [(s.step_id, s.messages) for s in probe.steps]
+    for canary in HOST_CANARIES:
+        assert not canary.exists(), f"{path.stem} reached the host: {canary}"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_no_labelled_container_is_left_after_the_hostile_run(docker_image: str) -> None:  # noqa: F811
+    import docker
+
+    rid = "test-hostile-close-" + uuid.uuid4().hex[:8]
+    b = DockerBackend(docker_image, run_id=rid)
+    run_scenario(b, load_hostile(REPO / "scenarios" / "hostile" / "closed-stdout.yaml"))
+    b.close()
+    client = docker.from_env()
+    assert client.containers.list(all=True, filters={"label": f"{LABEL_RUN_ID}={rid}"}) == []
+    client.close()
