@@ -123,7 +123,15 @@ def _apply_one(res: ScenarioResult, entries: list[BaselineEntry], path: str) -> 
         steps.append(st)
     statuses = {s.status for s in steps}
     status = next((s for s in (FAIL, STALE, XFAIL) if s in statuses), PASS)
-    return replace(res, status=status, steps=tuple(steps))
+    reason = "; ".join(dict.fromkeys(s.reason for s in steps if s.status in (XFAIL, STALE) and s.reason))
+    return replace(res, status=status, steps=tuple(steps), reason=reason or res.reason)
+
+
+def apply_to_result(res: ScenarioResult, baseline: Baseline | None) -> ScenarioResult:
+    """``apply_baseline`` for one scenario result (used for live progress output)."""
+    if baseline is None:
+        return res
+    return _apply_one(res, baseline.for_scenario(res.id), baseline.path)
 
 
 def apply_baseline(run: RunResult, baseline: Baseline) -> RunResult:

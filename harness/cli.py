@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .backends.base import Backend
+from .baseline import Baseline
 from .errors import HarnessError, InfrastructureError, ScenarioError, UsageError
 from .results import (
     ERROR,
@@ -83,7 +84,9 @@ def _snapshot_factory(root: str | None) -> Callable[[Scenario], object] | None:
 
 
 def _run(scenarios: list[Scenario], backend: str, jobs: int, out: TextIO, *, shard: str = "",
-         baseline: str = "", keep_observations: bool = True, quiet: bool = False) -> RunResult:
+         baseline: str = "", keep_observations: bool = True, quiet: bool = False,
+         baseline_obj: Baseline | None = None) -> RunResult:
+    from .baseline import apply_to_result
     from .runner import Runner
 
     factory, label = backend_factory(backend)
@@ -99,11 +102,13 @@ def _run(scenarios: list[Scenario], backend: str, jobs: int, out: TextIO, *, sha
         counts = dict.fromkeys(STATUS_WORDS, 0)
 
         def progress_cb(res: ScenarioResult) -> None:
+            res = apply_to_result(res, baseline_obj)
             counts[res.status] += 1
             desc = " ".join(f"{k}={v}" for k, v in counts.items() if v)
             bar.update(task, advance=1, description=desc)
     elif not quiet:
         def progress_cb(res: ScenarioResult) -> None:
+            res = apply_to_result(res, baseline_obj)
             extra = f" ({res.reason})" if res.status in (SKIP, XFAIL) and res.reason else ""
             print(f"{STATUS_WORDS[res.status]:5} {res.id}{extra}", file=out, flush=True)
 
@@ -147,7 +152,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     scenarios = _load(args.paths, args.keyword, args.tag, args.shard)
     baseline = load_baseline(args.baseline) if args.baseline else None
     run = _run(scenarios, args.backend, args.jobs, out, shard=args.shard or "",
-               baseline=args.baseline or "")
+               baseline=args.baseline or "", baseline_obj=baseline)
     if baseline is not None:
         run = apply_baseline(run, baseline)
     write_reports(run, junit=args.junit, json_path=args.json, markdown=args.markdown)

@@ -1,1 +1,219 @@
-"""pytest integration of the toolproof corpus (being built; registers nothing yet)."""
+"""pytest integration: scenario YAML files run as ordinary tests (one test per scenario, so
+``-k``, ``-x``, ``-n auto`` and ``--junitxml`` work), on the backend named by
+``--toolproof-backend``; ``snapshot: true`` expectations are checked by syrupy, stored under the
+top-level ``snapshots/`` folder and updated with ``--snapshot-update``.
+
+Inactive unless ``--toolproof`` is given or the ini option ``toolproof_paths`` is set: then YAML
+files under ``toolproof_paths`` (default ``scenarios``, relative to the rootdir) are collected.
+Infrastructure errors are reported as test errors (setup), skips as skips, baseline-listed
+failures (``--toolproof-baseline``) as xfail, and stale baseline entries as failures.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from .backends.base import Backend
+    from .results import ScenarioResult
+    from .scenario import Scenario
+
+DEFAULT_PATHS = ("scenarios",)
+SNAPSHOT_DIR = "snapshots"
+_ENABLED = pytest.StashKey[bool]()
+_ROOTS = pytest.StashKey[tuple[Path, ...]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("toolproof", "toolproof scenario corpus")
+    group.addoption("--toolproof", action="store_true", default=False,
+                    help="collect scenario YAML files (under toolproof_paths) as tests")
+    group.addoption("--toolproof-backend", default="local", metavar="BACKEND",
+                    help="backend for scenarios: local | cmd:COMMAND | docker[:IMAGE] (default: local)")
+    group.addoption("--toolproof-baseline", default=None, metavar="FILE",
+                    help="baseline YAML: listed failures xfail, listed passes fail as stale")
+    parser.addini("toolproof_paths", "directories whose YAML files are toolproof scenarios", type="args",
+                  default=[])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    ini_paths = list(config.getini("toolproof_paths"))
+    config.stash[_ENABLED] = bool(config.getoption("toolproof") or ini_paths)
+    config.stash[_ROOTS] = tuple((config.rootpath / p).resolve() for p in (ini_paths or DEFAULT_PATHS))
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    config = parent.config
+    if not config.stash.get(_ENABLED, False) or file_path.suffix not in (".yaml", ".yml"):
+        return None
+    resolved = file_path.resolve()
+    if not any(resolved.is_relative_to(root) for root in config.stash[_ROOTS]):
+        return None
+    return ScenarioFile.from_parent(parent, path=file_path)
+
+
+class ScenarioFile(pytest.File):
+    """One scenario YAML file → one test."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from .errors import ScenarioError
+        from .loader import load_scenario
+
+        try:
+            scenario = load_scenario(self.path)
+        except ScenarioError as exc:
+            raise self.CollectError("\n".join(exc.problems)) from None
+        item = ScenarioItem.from_parent(self, name=scenario.id, callobj=_scenario_test)
+        item.scenario = scenario
+        for tag in scenario.tags:
+            item.extra_keyword_matches.add(tag)
+        yield item
+
+
+class ScenarioItem(pytest.Function):
+    scenario: Scenario
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.scenario.line - 1, f"scenario {self.scenario.id}"
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
+        if isinstance(excinfo.value, ScenarioFailed):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+
+class ScenarioFailed(AssertionError):
+    """A behaviour failure; its text lists every failing step with diffs."""
+
+
+class _BackendHolder:
+    """The session's backend (one per xdist worker); restarted after an infrastructure error."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+        self.backend: Backend | None = None
+        self.dirty = False
+
+    def get(self) -> Backend:
+        from .cli import backend_factory
+
+        if self.backend is None:
+            factory, _ = backend_factory(self.spec)
+            self.backend = factory()
+        elif self.dirty:
+            self.dirty = False
+            self.backend.restart()
+        return self.backend
+
+    def close(self) -> None:
+        if self.backend is not None:
+            self.backend.close()
+
+
+@pytest.fixture(scope="session")
+def toolproof_backend(request: pytest.FixtureRequest) -> Iterator[_BackendHolder]:
+    holder = _BackendHolder(request.config.getoption("toolproof_backend"))
+    yield holder
+    holder.close()
+
+
+def _snapshot_hook(request: pytest.FixtureRequest) -> Any:
+    from .snapshots import snapshot_path
+
+    item = request.node
+    root = request.config.rootpath / SNAPSHOT_DIR
+
+    def check(name: str, actual: str) -> str | None:
+        snapshot = request.getfixturevalue("snapshot").use_extension(snapshot_extension_class())
+        if snapshot(name=name) == actual:
+            return None
+        from .compare import readable_diff
+
+        path = snapshot_path(root, item.scenario.id, name)
+        try:
+            stored = path.read_bytes().decode("utf-8", "surrogateescape")
+        except OSError:
+            return f"snapshot {path} is missing; run pytest with --snapshot-update to create it"
+        return f"differs from snapshot {path} (run pytest with --snapshot-update to accept)\n" + readable_diff(stored, actual)
+
+    return check
+
+
+@pytest.fixture
+def toolproof_result(request: pytest.FixtureRequest, toolproof_backend: _BackendHolder) -> ScenarioResult:
+    """Runs the scenario (in setup, so infrastructure errors are test errors, not failures)."""
+    from .errors import HarnessError, InfrastructureError
+    from .results import ERROR
+    from .runner import run_scenario
+
+    scenario: Scenario = request.node.scenario
+    try:
+        backend = toolproof_backend.get()
+    except HarnessError as exc:
+        toolproof_backend.dirty = True
+        raise InfrastructureError(f"backend {toolproof_backend.spec}: {exc}") from None
+    result = run_scenario(backend, scenario, snapshot=_snapshot_hook(request), keep_observations=False)
+    if result.status == ERROR:
+        toolproof_backend.dirty = True
+        raise InfrastructureError(result.failure_text or result.message)
+    return result
+
+
+def _scenario_test(request: pytest.FixtureRequest, toolproof_result: ScenarioResult) -> None:
+    from .baseline import apply_baseline, load_baseline
+    from .results import FAIL, SKIP, STALE, XFAIL, RunInfo, RunResult
+
+    result = toolproof_result
+    baseline_path = request.config.getoption("toolproof_baseline")
+    if baseline_path:
+        run = apply_baseline(RunResult(RunInfo(), (result,)), load_baseline(baseline_path))
+        result = run.scenarios[0]
+    if result.status == SKIP:
+        pytest.skip(result.reason)
+    if result.status == XFAIL:
+        pytest.xfail(f"baseline: {result.reason or result.failure_text}")
+    if result.status in (FAIL, STALE):
+        raise ScenarioFailed(f"scenario {result.id} ({result.path}) {result.status}:\n{result.failure_text}")
+
+
+@functools.cache
+def snapshot_extension_class() -> type:
+    from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+    class _Extension(SingleFileSnapshotExtension):
+        """Exact UTF-8 bytes in ``<rootdir>/snapshots/<scenario id>/<step>.<text|error>.txt``."""
+
+        _write_mode = WriteMode.BINARY
+        file_extension = "txt"
+
+        def serialize(self, data: Any, **_: Any) -> bytes:
+            return data.encode("utf-8", "surrogateescape") if isinstance(data, str) else bytes(data)
+
+        @classmethod
+        def get_snapshot_name(cls, *, test_location: Any, index: Any = 0) -> str:
+            return str(index)
+
+        @classmethod
+        def dirname(cls, *, test_location: Any) -> str:
+            item = test_location.item
+            return str(item.config.rootpath / SNAPSHOT_DIR / item.scenario.id)
+
+        @classmethod
+        def discovery_dirname(cls, *, test_location: Any) -> str:
+            return cls.dirname(test_location=test_location)
+
+        @classmethod
+        def write_snapshot(cls, **kwargs: Any) -> None:
+            # syrupy warns that our id-based layout does not follow its test-file naming; it is
+            # deliberate (scenario ids are the stable names), so the warning is noise.
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=r"\s*Can not relate snapshot", category=UserWarning)
+                super().write_snapshot(**kwargs)
+
+    return _Extension

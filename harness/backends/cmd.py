@@ -7,7 +7,7 @@ from __future__ import annotations
 import shlex
 
 from ..errors import UsageError
-from .process import ProcessBackend
+from .process import HELLO_DEADLINE_S, ProcessBackend
 
 PREFIX = "cmd:"
 
@@ -15,8 +15,9 @@ PREFIX = "cmd:"
 class CmdBackend(ProcessBackend):
     name = "cmd"
 
-    def __init__(self, command: str) -> None:
+    def __init__(self, command: str, *, hello_deadline_s: float = HELLO_DEADLINE_S) -> None:
         argv = shlex.split(command)
         if not argv:
             raise UsageError("--backend cmd: needs a command line, e.g. cmd:'node adapter.js'")
-        super().__init__(argv, inband=False, label=f"cmd:{command}")
+        super().__init__(argv, inband=False, label=f"cmd:{command}",
+                         hello_deadline_s=hello_deadline_s)

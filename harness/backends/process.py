@@ -75,7 +75,7 @@ class ProcessBackend(Backend):
     name = "process"
 
     def __init__(self, argv: list[str], *, inband: bool, env: dict[str, str] | None = None,
-                 label: str | None = None) -> None:
+                 label: str | None = None, hello_deadline_s: float = HELLO_DEADLINE_S) -> None:
         if not argv:
             raise InfrastructureError("empty implementation command line")
         self.argv = list(argv)
@@ -86,6 +86,7 @@ class ProcessBackend(Backend):
         self._client: ProtocolClient | None = None
         self._hello: HelloInfo | None = None
         self._roots: set[str] = set()
+        self.hello_deadline_s = hello_deadline_s
 
     # -- lifecycle ------------------------------------------------------------------------
     @property
@@ -100,7 +101,11 @@ class ProcessBackend(Backend):
         if self._hello is not None and self._proc is not None and self._proc.poll() is None:
             return self._hello
         self._spawn()
-        resp = self.request("hello", {}, deadline_s=HELLO_DEADLINE_S)
+        try:
+            resp = self.request("hello", {}, deadline_s=self.hello_deadline_s)
+        except InfrastructureError:
+            self._kill()
+            raise
         if not resp.ok or not isinstance(resp.result, dict):
             self._kill()
             raise InfrastructureError(f"{self.label}: hello failed: {resp.error_message or resp.result!r}")
