@@ -255,6 +255,11 @@ class DockerBackend(Backend):
         return self._hello
 
     @property
+    def hello(self) -> HelloInfo | None:
+        """The current container's hello (``None`` before ``start`` or after a failure)."""
+        return self._hello
+
+    @property
     def capabilities(self) -> Capabilities:
         return self.start().capabilities
 
