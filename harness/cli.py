@@ -235,7 +235,7 @@ def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
     scenarios = _load(args.paths, args.keyword, args.tag, None)
     left = _run(scenarios, args.backend_a, args.jobs, out, quiet=True)
     right = _run(scenarios, args.backend_b, args.jobs, out, quiet=True)
-    diffs = observation_differences(left, right)
+    diffs = observation_differences(left, right, (args.backend_a, args.backend_b))
     for line in diffs:
         print(line, file=out)
     errors = [r for run in (left, right) for r in run.scenarios if r.status == ERROR]

@@ -50,9 +50,9 @@ def _visible(text: str) -> list[str]:
     return out
 
 
-def readable_diff(expected: str, actual: str) -> str:
+def readable_diff(expected: str, actual: str, labels: tuple[str, str] = ("expected", "actual")) -> str:
     """A unified diff of expected vs actual with visible whitespace markers."""
-    lines = difflib.unified_diff(_visible(expected), _visible(actual), "expected", "actual",
+    lines = difflib.unified_diff(_visible(expected), _visible(actual), labels[0], labels[1],
                                  lineterm="", n=DIFF_CONTEXT_LINES)
     return "\n".join(lines)
 

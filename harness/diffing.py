@@ -18,7 +18,7 @@ def _comparable(obs: dict[str, Any] | None) -> dict[str, Any] | None:
     return {k: v for k, v in obs.items() if k not in IGNORED_KEYS}
 
 
-def observation_differences(left: RunResult, right: RunResult) -> list[str]:
+def observation_differences(left: RunResult, right: RunResult, labels: tuple[str, str] = ("a", "b")) -> list[str]:
     """One entry per differing step: ``scenario step: what`` with a diff of the two observations."""
     out: list[str] = []
     rmap = {s.id: s for s in right.scenarios}
@@ -40,5 +40,5 @@ def observation_differences(left: RunResult, right: RunResult) -> list[str]:
             fields = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
             ja = json.dumps(a, ensure_ascii=False, indent=1, sort_keys=True)
             jb = json.dumps(b, ensure_ascii=False, indent=1, sort_keys=True)
-            out.append(f"{ls.id} {lst.id}: {', '.join(fields)} differ\n" + readable_diff(ja + "\n", jb + "\n"))
+            out.append(f"{ls.id} {lst.id}: {', '.join(fields)} differ\n" + readable_diff(ja + "\n", jb + "\n", labels))
     return out
