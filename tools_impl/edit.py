@@ -24,6 +24,7 @@ from .profile import PATCH_WRAP_REPLACE_ALL_LITERAL, Profile
 from .result import ToolResult
 
 NAME = "edit"
+MODE = "sequential"  # execution mode, spec §0.7
 
 MINIMAX_SCHEMA: dict[str, Any] = {
     "properties": {

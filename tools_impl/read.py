@@ -33,6 +33,7 @@ from .read_media import read_notebook, read_pdf
 from .result import TextBlock, ToolResult, text_result
 
 NAME = "read"
+MODE = "parallel"  # execution mode, spec §0.7
 SCHEMA: dict[str, Any] = {
     "properties": {
         "path": {"type": "string"},

@@ -119,15 +119,41 @@ def non_regular_guard_message(absolute_path: str) -> str | None:
 
 
 def extension_of(path: str) -> str:
-    """Node's ``path.extname`` lower-cased: ``.gz`` for ``a.tar.gz``, ``''`` for ``.bashrc``."""
+    """Node's ``path.extname`` lower-cased: ``.gz`` for ``a.tar.gz``, ``''`` for ``.bashrc`` and
+    ``..``, ``.zip`` for ``..zip`` (Node only ignores a dot that starts the name)."""
     if os.sep == "\\":
         path = path.replace("\\", "/")
-    base = path.rsplit("/", 1)[-1]
-    stripped = base.lstrip(".")
-    dot = stripped.rfind(".")
-    if dot < 0:
+    start_dot = -1
+    start_part = 0
+    end = -1
+    matched_slash = True
+    # 0: no dot seen yet after a non-dot; 1: a second dot run; -1: a non-dot precedes the last dot
+    pre_dot_state = 0
+    for i in range(len(path) - 1, -1, -1):
+        ch = path[i]
+        if ch == "/":
+            if not matched_slash:
+                start_part = i + 1
+                break
+            continue
+        if end == -1:
+            matched_slash = False
+            end = i + 1
+        if ch == ".":
+            if start_dot == -1:
+                start_dot = i
+            elif pre_dot_state != 1:
+                pre_dot_state = 1
+        elif start_dot != -1:
+            pre_dot_state = -1
+    if (
+        start_dot == -1
+        or end == -1
+        or pre_dot_state == 0
+        or (pre_dot_state == 1 and start_dot == end - 1 and start_dot == start_part + 1)
+    ):
         return ""
-    return stripped[dot:].lower()
+    return path[start_dot:end].lower()
 
 
 def binary_extension_message(ext: str) -> str:

@@ -24,6 +24,7 @@ from .profile import Profile
 from .result import ToolResult, text_result
 
 NAME = "write"
+MODE = "sequential"  # execution mode, spec §0.7
 SCHEMA: dict[str, Any] = {
     "properties": {
         "path": {"type": "string"},
