@@ -175,7 +175,8 @@ def _scenario_test(request: pytest.FixtureRequest, toolproof_result: ScenarioRes
         run = apply_baseline(RunResult(RunInfo(), (result,)), load_baseline(baseline_path))
         result = run.scenarios[0]
     if result.status == SKIP:
-        pytest.skip(result.reason)
+        # report the scenario file as the skip's location, not this module
+        raise pytest.skip.Exception(result.reason, _use_item_location=True)
     if result.status == XFAIL:
         pytest.xfail(f"baseline: {result.reason or result.failure_text}")
     if result.status in (FAIL, STALE):
