@@ -5,8 +5,10 @@ Pure pieces (argv builder, page formatters, the content-mode pager and cap) are 
 the I/O in ``execute`` so they can be tested directly.
 
 File ordering in ``files_with_matches`` mode: newest modification time first; ties (and the
-``Profile.sort_by_name_only`` test switch) compare names case-folded first, then by code point.
-That is a deterministic stand-in for JavaScript's locale-aware ``localeCompare``.
+``Profile.sort_by_name_only`` test switch) use ``locale_key``, a standard-library approximation of
+JavaScript's ``localeCompare`` (ICU root collation): exact for printable ASCII, three levels
+(base letters, then accents, then lower case before upper case); other characters sort after ASCII
+letters by code point.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import math
 import os
 import re
 import stat
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -153,8 +156,42 @@ def clean_lines(stdout: str) -> list[str]:
     return out
 
 
-def name_key(name: str) -> tuple[str, str]:
-    return (name.casefold(), name)
+# ICU root collation order of printable ASCII (upper-case letters share their lower-case letter's
+# primary weight): space and punctuation before digits, digits before letters.
+ICU_ASCII_ORDER = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz"
+_ICU_PRIMARY = {c: i for i, c in enumerate(ICU_ASCII_ORDER)}
+_NON_ASCII_PRIMARY_BASE = 0x10000  # after every ASCII weight
+# ICU secondary order of the common combining accents (others follow by code point).
+ICU_ACCENT_ORDER = "\u0301\u0300\u0306\u0302\u030c\u030a\u0308\u030b\u0303\u0307\u0327\u0328\u0304\u0323\u0331"
+_ICU_SECONDARY = {c: i + 1 for i, c in enumerate(ICU_ACCENT_ORDER)}
+
+
+def _primary_weight(c: str) -> int:
+    if c in _ICU_PRIMARY:
+        return _ICU_PRIMARY[c]
+    if ord(c) < 0x20:
+        return ord(c) - 0x20  # control characters sort before the space
+    return _NON_ASCII_PRIMARY_BASE + ord(c)
+
+
+def locale_key(name: str) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], str]:
+    """Sort key approximating JavaScript ``a.localeCompare(b)`` (ICU root collation)."""
+    primary: list[int] = []
+    secondary: list[int] = []
+    tertiary: list[int] = []
+    for c in unicodedata.normalize("NFD", name):
+        if unicodedata.combining(c):
+            secondary.append(_ICU_SECONDARY.get(c, len(ICU_ACCENT_ORDER) + ord(c)))
+            continue
+        folded = c.casefold()
+        for f in folded:
+            primary.append(_primary_weight(f))
+            secondary.append(0)
+            tertiary.append(1 if folded != c else 0)
+    return (tuple(primary), tuple(secondary), tuple(tertiary), name)
+
+
+name_key = locale_key
 
 
 def sort_files(files: Sequence[str], mtime: Callable[[str], float], by_name_only: bool = False) -> list[str]:
