@@ -1245,3 +1245,28 @@ def test_server_write_then_concurrent_edits_through_a_symlink_alias_serialise(tm
     lines = (tmp_path / "t.txt").read_text().split("\n")
     assert sorted(lines[1:-1]) == sorted(f"l{i}" for i in range(1, 21))
     assert stat.S_ISLNK(os.lstat(tmp_path / "alias.txt").st_mode)
+
+
+def test_server_pipelined_calls_honour_execution_modes_in_arrival_order(tmp_path: Path) -> None:
+    """§0.7: write and edit are sequential, read is parallel — a pipelined write, edit, read of one
+    file observes the calls in the order they were sent."""
+    reqs: list[dict[str, Any]] = [{"id": 0, "op": "workspace", "root": str(tmp_path)}]
+    for rnd in range(5):
+        base = 10 * (rnd + 1)
+        name = f"f{rnd}.txt"
+        reqs += [
+            {"id": base, "op": "call", "tool": "write", "args": {"path": name, "content": "A"}},
+            {"id": base + 1, "op": "call", "tool": "write", "args": {"path": name, "content": "B\n"}},
+            {"id": base + 2, "op": "call", "tool": "edit", "args": {"file_path": name, "old_string": "B",
+                                                                      "new_string": "C"}},
+            {"id": base + 3, "op": "call", "tool": "read", "args": {"path": name}},
+            {"id": base + 4, "op": "fs_read", "paths": [name]},
+        ]
+    out = serve(reqs)
+    for rnd in range(5):
+        base = 10 * (rnd + 1)
+        assert out[base + 1]["result"]["content"][0]["text"] == (
+            f"Successfully wrote 2 bytes to f{rnd}.txt (overwrote existing file)")
+        assert out[base + 2]["ok"] is True, out[base + 2]
+        assert out[base + 3]["result"]["content"][0]["text"] == f"     1{ARROW}C\n"
+        assert out[base + 4]["result"]["files"][f"f{rnd}.txt"]["data"] == "Qwo="  # base64 of "C\n"

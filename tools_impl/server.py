@@ -10,6 +10,12 @@ or ``internal`` (a bug in the server). The server never dies on input.
 ``fs_read`` and ``drop`` let a container backend read final file states and remove a workspace
 in-band. ``call`` and blocking ``task_output`` run on worker threads so that ``cancel`` and other requests
 are served meanwhile; responses may therefore arrive out of order.
+
+Calls honour the tools' execution modes (spec §0.7) in arrival order: a ``sequential`` tool
+(write, edit, bash) starts only after every earlier call has finished, and any call waits for
+earlier sequential calls; ``parallel`` tools (read, grep, glob) overlap each other. So a client
+may pipeline ``write`` then ``read`` of one file and observe the write. ``fs_read`` waits for
+every earlier call too.
 """
 
 from __future__ import annotations
@@ -36,6 +42,13 @@ PROTOCOL_VERSION = 1
 OPS = ("hello", "workspace", "call", "cancel", "task_output", "task_stop", "task_query", "classify",
        "fs_read", "drop", "shutdown")
 SURFACES = ("minimax", "pi")
+MODE_PARALLEL = "parallel"
+MODE_SEQUENTIAL = "sequential"
+# Spec §0.7, for tool modules that do not declare ``MODE`` themselves.
+DEFAULT_TOOL_MODES: dict[str, str] = {
+    "read": MODE_PARALLEL, "grep": MODE_PARALLEL, "glob": MODE_PARALLEL,
+    "write": MODE_SEQUENTIAL, "edit": MODE_SEQUENTIAL, "bash": MODE_SEQUENTIAL,
+}
 
 JsonObj = dict[str, Any]
 
@@ -92,6 +105,39 @@ def describe_path(path: str) -> JsonObj:
     return {"kind": "other", "mode": mode}
 
 
+class CallSequencer:
+    """Admits calls in arrival order by execution mode: a sequential call runs alone after every
+    earlier call; a parallel call runs once no earlier sequential call is pending or running."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._next = 0
+        self._pending: dict[int, str] = {}  # ticket -> mode, until the call finishes
+
+    def admit(self, mode: str) -> int:
+        """Take a ticket; must be called in arrival order (the reader thread)."""
+        with self._cond:
+            ticket = self._next
+            self._next += 1
+            self._pending[ticket] = mode
+            return ticket
+
+    def _may_start(self, ticket: int) -> bool:
+        earlier = [m for t, m in self._pending.items() if t < ticket]
+        if self._pending[ticket] == MODE_SEQUENTIAL:
+            return not earlier
+        return MODE_SEQUENTIAL not in earlier
+
+    def wait_turn(self, ticket: int) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: self._may_start(ticket))
+
+    def done(self, ticket: int) -> None:
+        with self._cond:
+            self._pending.pop(ticket, None)
+            self._cond.notify_all()
+
+
 class Server:
     """Owns the current session, in-flight calls and the output stream."""
 
@@ -103,6 +149,7 @@ class Server:
         self._inflight: dict[Any, ToolContext] = {}
         self._inflight_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        self._sequencer = CallSequencer()
         self.running = True
 
     # -- output ---------------------------------------------------------------------------
@@ -222,12 +269,15 @@ class Server:
         ctx = ToolContext(self._session, call_id=str(req.get("call_id") or rid))
         with self._inflight_lock:
             self._inflight[rid] = ctx
-        t = threading.Thread(target=self._run_call, args=(rid, module, tool, args, ctx), daemon=True)
+        mode = getattr(module, "MODE", None) or DEFAULT_TOOL_MODES.get(tool, MODE_SEQUENTIAL)
+        ticket = self._sequencer.admit(mode)
+        t = threading.Thread(target=self._run_call, args=(rid, module, tool, args, ctx, ticket), daemon=True)
         self._threads.append(t)
         t.start()
 
-    def _run_call(self, rid: Any, module: Any, tool: str, args: Any, ctx: ToolContext) -> None:
+    def _run_call(self, rid: Any, module: Any, tool: str, args: Any, ctx: ToolContext, ticket: int) -> None:
         try:
+            self._sequencer.wait_turn(ticket)
             if isinstance(args, dict) and hasattr(module, "prepare_arguments") and "file_path" not in args:
                 # pi's host loop runs the tool's prepareArguments before validation (legacy inputs).
                 args = module.prepare_arguments(args)
@@ -250,6 +300,7 @@ class Server:
             self.fail(rid, f"internal error: {type(exc).__name__}: {exc}", "internal",
                       traceback=traceback.format_exc(limit=12))
         finally:
+            self._sequencer.done(ticket)
             with self._inflight_lock:
                 self._inflight.pop(rid, None)
 
@@ -301,7 +352,20 @@ class Server:
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
             raise ProtocolError("fs_read: field 'paths' must be a list of strings")
         root = self._session.root
-        self.ok(rid, {"files": {p: describe_path(os.path.join(root, p)) for p in paths}})
+        ticket = self._sequencer.admit(MODE_SEQUENTIAL)
+
+        def run() -> None:
+            try:
+                self._sequencer.wait_turn(ticket)
+                self.ok(rid, {"files": {p: describe_path(os.path.join(root, p)) for p in paths}})
+            except Exception as exc:
+                self.fail(rid, f"internal error: {type(exc).__name__}: {exc}", "internal")
+            finally:
+                self._sequencer.done(ticket)
+
+        t = threading.Thread(target=run, daemon=True)
+        self._threads.append(t)
+        t.start()
 
     def op_drop(self, rid: Any, req: JsonObj) -> None:
         root = req.get("root")
