@@ -41,8 +41,10 @@ def _visible(text: str) -> list[str]:
         last = i == len(parts) - 1
         if last and part == "":
             break
-        stripped = part.rstrip(" ")
-        line = stripped + "·" * (len(part) - len(stripped))
+        cr = part.endswith("\r")
+        body = part[:-1] if cr else part
+        stripped = body.rstrip(" ")
+        line = stripped + "·" * (len(body) - len(stripped)) + ("\r" if cr else "")
         line = line.replace("\t", "→").replace("\r", "␍")
         if last:
             line += "  " + NO_NEWLINE_MARK

@@ -28,6 +28,7 @@ from .workspace import build_archive
 
 MARKER_ENV = "TOOLPROOF_SCENARIO_MARKER"
 PROCESS_SETTLE_S = 2.0
+PROCESS_START_GRACE_S = 0.2  # lets just-spawned background work show up before the first count
 PROCESS_POLL_S = 0.1
 VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 FINAL_FILES_STEP = "files"
@@ -179,7 +180,7 @@ def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook
                 mism.extend(check_file(fc, states[fc.path], "files"))
             steps.append(StepResult(FINAL_FILES_STEP, FAIL if mism else PASS, _render(mism)))
         if not status_error and scenario.processes_left_behind is not None:
-            steps.append(_check_processes(backend, marker, scenario.processes_left_behind))
+            steps.append(_check_processes(backend, f"{MARKER_ENV}={marker}", scenario.processes_left_behind))
     except InfrastructureError as exc:
         status_error = str(exc)
         steps.append(StepResult("workspace" if root is None else "(harness)", ERROR, (f"infrastructure: {exc}",)))
@@ -202,6 +203,7 @@ def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook
 
 
 def _check_processes(backend: Backend, marker: str, allowed: int) -> StepResult:
+    time.sleep(PROCESS_START_GRACE_S)
     deadline = time.monotonic() + PROCESS_SETTLE_S
     while True:
         count = backend.count_processes(marker)

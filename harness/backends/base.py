@@ -131,8 +131,8 @@ class Backend(abc.ABC):
     def close(self) -> None: ...
 
     def count_processes(self, marker: str) -> int | None:
-        """How many live processes carry ``marker`` (an ``env`` overlay value the runner sets per
-        scenario) in their environment; ``None`` when the backend cannot tell (the check is then
+        """How many live (non-zombie) processes have ``marker``, a ``NAME=value`` entry the runner
+        adds to each scenario's ``env`` overlay, in their environment; ``None`` when the backend cannot tell (the check is then
         reported as skipped, never as passed). Optional; the default cannot tell."""
         return None
 

@@ -184,7 +184,7 @@ class ProcessBackend(Backend):
         return self._client.wait(op, rid, box, deadline_s)
 
     def count_processes(self, marker: str) -> int | None:
-        """Live processes whose environment contains ``marker`` (Linux ``/proc`` only)."""
+        """Live processes whose environment has the entry ``marker`` (``NAME=value``; Linux ``/proc`` only)."""
         if not os.path.isdir("/proc/self"):
             return None
         needle = marker.encode()
