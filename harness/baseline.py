@@ -115,11 +115,11 @@ def _apply_one(res: ScenarioResult, entries: list[BaselineEntry], path: str) -> 
     by_step = {e.step: e for e in entries}
     steps: list[StepResult] = []
     for st in res.steps:
-        entry = by_step.get(st.id)
-        if entry is not None and st.status == FAIL:
-            st = replace(st, status=XFAIL, reason=entry.reason)
-        elif entry is not None and st.status == PASS:
-            st = replace(st, status=STALE, messages=(_stale_message(entry, path),), reason=entry.reason)
+        step_entry = by_step.get(st.id)
+        if step_entry is not None and st.status == FAIL:
+            st = replace(st, status=XFAIL, reason=step_entry.reason)
+        elif step_entry is not None and st.status == PASS:
+            st = replace(st, status=STALE, messages=(_stale_message(step_entry, path),), reason=step_entry.reason)
         steps.append(st)
     statuses = {s.status for s in steps}
     status = next((s for s in (FAIL, STALE, XFAIL) if s in statuses), PASS)

@@ -15,6 +15,7 @@ from typing import TextIO
 
 from .backends.base import Backend
 from .baseline import Baseline
+from .compare import SnapshotHook
 from .errors import HarnessError, InfrastructureError, ScenarioError, UsageError
 from .results import (
     ERROR,
@@ -76,11 +77,10 @@ def _load(paths: Sequence[str], keyword: str | None = None, tags: Sequence[str] 
     return select(load_corpus(paths), keyword=keyword, tags=tags, shard=shard)
 
 
-def _snapshot_factory(root: str | None) -> Callable[[Scenario], object] | None:
+def _snapshot_factory() -> Callable[[Scenario], SnapshotHook | None]:
     from .snapshots import SnapshotStore
 
-    store = SnapshotStore(root or SnapshotStore.default_root())
-    return store.hook_for
+    return SnapshotStore(SnapshotStore.default_root()).hook_for
 
 
 def _run(scenarios: list[Scenario], backend: str, jobs: int, out: TextIO, *, shard: str = "",
@@ -112,7 +112,7 @@ def _run(scenarios: list[Scenario], backend: str, jobs: int, out: TextIO, *, sha
             extra = f" ({res.reason})" if res.status in (SKIP, XFAIL) and res.reason else ""
             print(f"{STATUS_WORDS[res.status]:5} {res.id}{extra}", file=out, flush=True)
 
-    runner = Runner(factory, jobs=jobs, progress=progress_cb, snapshot_factory=_snapshot_factory(None),
+    runner = Runner(factory, jobs=jobs, progress=progress_cb, snapshot_factory=_snapshot_factory(),
                     keep_observations=keep_observations, backend_label=label)
     if bar is not None:
         with bar:

@@ -15,7 +15,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from .backends.base import Backend, Capabilities, HelloInfo
@@ -89,17 +88,6 @@ def request_for(step: Step, variables: dict[str, Any]) -> tuple[str, dict[str, A
 
 def _render(ms: list[Mismatch]) -> tuple[str, ...]:
     return tuple(m.render() for m in ms)
-
-
-@dataclass
-class _ScenarioRun:
-    """State of one scenario while it runs."""
-
-    scenario: Scenario
-    backend: Backend
-    hello: HelloInfo
-    snapshot: SnapshotHook | None
-    keep_observations: bool
 
 
 def _norm_context(scenario: Scenario, backend: Backend, hello: HelloInfo, root: str) -> NormContext:
@@ -245,6 +233,7 @@ class Runner:
         return backend
 
     def _run_one(self, scenario: Scenario) -> ScenarioResult:
+        res: ScenarioResult | None
         try:
             backend = self._backend()
         except HarnessError as exc:
@@ -266,6 +255,7 @@ class Runner:
                     self._local.dirty = True
                 elif self.hello is None:
                     self.hello = getattr(backend, "hello", None)
+        assert res is not None
         if self.progress:
             self.progress(res)
         return res
