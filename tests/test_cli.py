@@ -261,3 +261,12 @@ def test_diff_lists_steps_whose_observations_differ(tmp_path: Path) -> None:
     assert f"--- {FAKE_BACKEND}\n+++ local\n" in out
     assert '- "text": "Wrote a.txt"\n+ "text": "Successfully wrote 1 bytes to a.txt"\n' in out
     assert out.endswith(f"toolproof: 2 differing steps between {FAKE_BACKEND} and local\n")
+
+
+def test_serve_execs_the_reference_server() -> None:
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", "serve"], cwd=REPO, capture_output=True, text=True,
+                          input='{"id": 1, "op": "hello"}\n{"id": 2, "op": "shutdown"}\n', timeout=60)
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert proc.returncode == 0
+    assert lines[0]["result"]["implementation"] == "toolproof-reference"
+    assert lines[1] == {"id": 2, "ok": True, "result": {"bye": True}}
