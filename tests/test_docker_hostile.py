@@ -88,10 +88,10 @@ def backend(docker_image: str, hostile_run_id: str) -> Iterator[DockerBackend]: 
 @pytest.mark.parametrize("path", HOSTILE, ids=[p.stem for p in HOSTILE])
 def test_hostile_scenario_is_contained_and_the_next_scenario_passes(backend: DockerBackend, path: Path) -> None:
     result = run_scenario(backend, load_hostile(path))
-    assert result.status == PASS, (result.message, [(s.step_id, s.status, s.messages) for s in result.steps])
+    assert result.status == PASS, (result.message, [(s.id, s.status, s.messages, s.reason) for s in result.steps])
     assert backend.stray_processes() == []
     probe = run_scenario(backend, parse_scenario_text(NEXT_SCENARIO, "<probe>"))
-    assert probe.status == PASS, [(s.step_id, s.messages) for s in probe.steps]
+    assert probe.status == PASS, [(s.id, s.messages) for s in probe.steps]
     for canary in HOST_CANARIES:
         assert not canary.exists(), f"{path.stem} reached the host: {canary}"
 
