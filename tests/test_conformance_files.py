@@ -1270,3 +1270,71 @@ def test_server_pipelined_calls_honour_execution_modes_in_arrival_order(tmp_path
         assert out[base + 2]["ok"] is True, out[base + 2]
         assert out[base + 3]["result"]["content"][0]["text"] == f"     1{ARROW}C\n"
         assert out[base + 4]["result"]["files"][f"f{rnd}.txt"]["data"] == "Qwo="  # base64 of "C\n"
+
+
+# §10 toggles individually off
+
+
+def test_fuzzy_span_off_alone_rewrites_the_whole_file_and_shortens_messages(tmp_path: Path) -> None:
+    off = REFERENCE.with_patches({"edit.fuzzy-span": False})
+    (tmp_path / "z.txt").write_text("名称：值\n备注：“旧”   \n")
+    call("edit", {"file_path": "z.txt", "old_string": "名称:值", "new_string": "名称:新值"}, tmp_path, off)
+    assert (tmp_path / "z.txt").read_text() == '名称:新值\n备注:"旧"\n'
+    (tmp_path / "d.txt").write_text("x\nx\n")
+    assert raised("edit", {"file_path": "d.txt", "old_string": "x", "new_string": "y"}, tmp_path, off) == (
+        "Found 2 occurrences of the text in d.txt. The text must be unique. Please provide more context to make it "
+        "unique."
+    )
+    assert raised("edit", {"file_path": "d.txt", "old_string": "q", "new_string": "y"}, tmp_path, off) == (
+        "Could not find the exact text in d.txt. The old text must match exactly including all whitespace and "
+        "newlines."
+    )
+    (tmp_path / "g.txt").write_text("a" + " " * 600 + "\nb\n")
+    call("edit", {"file_path": "g.txt", "old_string": "a\nb", "new_string": "X"}, tmp_path, off)
+    assert (tmp_path / "g.txt").read_text() == "X\n"
+
+
+def test_diff_bounds_on_omits_an_oversized_diff_but_still_writes(tmp_path: Path) -> None:
+    on = REFERENCE.with_patches({"edit.diff-bounds": True})
+    old = "".join(f"a{i}\n" for i in range(1200))
+    new = "".join(f"b{i}\n" for i in range(1200))
+    (tmp_path / "big.txt").write_text(old)
+    res = call("edit", {"file_path": "big.txt", "old_string": old, "new_string": new}, tmp_path, on)
+    assert res.text == "Successfully replaced 1 block(s) in big.txt."
+    assert res.details is not None
+    assert res.details["diff"] == "(diff omitted: more than 1000 lines changed)"
+    assert "patch" not in res.details and "diffOmitted" in res.details
+    assert (tmp_path / "big.txt").read_text() == new
+    res = call("edit", {"file_path": "big.txt", "old_string": new, "new_string": old}, tmp_path)
+    assert res.details is not None and "patch" in res.details and "diffOmitted" not in res.details
+
+
+def test_wrapper_on_with_every_patch_off_still_numbers_and_guards(tmp_path: Path) -> None:
+    bare = Profile(patches=frozenset())
+    (tmp_path / "a.txt").write_text("a\n")
+    assert call("read", {"path": "a.txt"}, tmp_path, bare).text == num(["a"]) + "\n"
+    assert call("read", {"path": "/dev/zero"}, tmp_path, bare).is_error is True
+    assert call("write", {"path": "a.txt", "content": "b"}, tmp_path, bare).text == (
+        "Successfully wrote 1 bytes to a.txt (overwrote existing file)")
+
+
+def test_validation_text_prints_received_numbers_like_json_stringify() -> None:
+    from tools_impl.errors import ArgumentError
+    from tools_impl.params import validate_args
+
+    with pytest.raises(ArgumentError) as info:
+        validate_args("read", read_tool.SCHEMA, {"offset": 2.0, "limit": 0.5})
+    assert str(info.value) == (
+        'Validation failed for tool "read":\n  - path: must have required properties path\n\n'
+        'Received arguments:\n{\n  "offset": 2,\n  "limit": 0.5\n}'
+    )
+
+
+def test_a_symlink_loop_fails_in_the_mutation_queue_with_the_realpath_error(tmp_path: Path) -> None:
+    os.symlink("loop.txt", tmp_path / "loop.txt")
+    assert raised("write", {"path": "loop.txt", "content": "x"}, tmp_path) == (
+        f"ELOOP: too many symbolic links encountered, realpath '{tmp_path}/loop.txt'"
+    )
+    assert raised("edit", {"file_path": "loop.txt", "old_string": "a", "new_string": "b"}, tmp_path) == (
+        f"ELOOP: too many symbolic links encountered, realpath '{tmp_path}/loop.txt'"
+    )

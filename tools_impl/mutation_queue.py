@@ -1,17 +1,22 @@
 """The per-file mutation queue shared by write and edit (spec §3.4).
 
-Key = ``realpath(resolved)`` (the resolved path when realpath fails with ENOENT/ENOTDIR), so
+Key = ``realpath(resolved)`` (the resolved path when realpath fails with ENOENT/ENOTDIR; any
+other realpath failure, e.g. a symlink loop, raises the Node-style ``realpath`` error), so
 symlink aliases share one queue. Operations on one key run one after another; different keys run
 in parallel. In-process only: there is no cross-process locking.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
+
+from .errors import ToolError
+from .oserr import error_code, node_error_message
 
 T = TypeVar("T")
 
@@ -19,11 +24,19 @@ _registry_lock = threading.Lock()  # the "global chain": keys are computed in ca
 _locks: dict[str, threading.Lock] = {}
 
 
+# realpath failures that mean "no such file yet": the resolved path is the key.
+FALLBACK_ERRNOS = frozenset({errno.ENOENT, errno.ENOTDIR})
+
+
 def queue_key(resolved: str) -> str:
+    """``realpath(resolved)``; the resolved path for ENOENT/ENOTDIR; other failures raise
+    ``ToolError`` (``ELOOP: too many symbolic links encountered, realpath '<path>'``)."""
     try:
         return os.path.realpath(resolved, strict=True)
-    except OSError:
-        return resolved
+    except OSError as exc:
+        if exc.errno in FALLBACK_ERRNOS:
+            return resolved
+        raise ToolError(node_error_message(exc, "realpath", resolved), code=error_code(exc)) from exc
 
 
 @contextmanager

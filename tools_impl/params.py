@@ -90,6 +90,17 @@ def validate_args(tool: str, schema: ParamSchema, args: Any) -> dict[str, Any]:
     return out
 
 
+def _js_json_value(value: Any) -> Any:
+    """What ``JSON.stringify`` prints for numbers: an integral float has no ``.0`` (``2``, not ``2.0``)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _js_json_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_js_json_value(v) for v in value]
+    return value
+
+
 def _render(tool: str, problems: list[str], args: Any) -> str:
-    received = json.dumps(args, indent=2, ensure_ascii=False)
+    received = json.dumps(_js_json_value(args), indent=2, ensure_ascii=False)
     return f'Validation failed for tool "{tool}":\n' + "\n".join(problems) + f"\n\nReceived arguments:\n{received}"
