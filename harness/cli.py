@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
@@ -59,7 +60,8 @@ def backend_factory(spec: str) -> tuple[BackendFactory, str]:
         cls = getattr(docker_mod, "DockerBackend", None)
         if cls is None:
             raise InfrastructureError("the docker backend is not available: harness.backends.docker has no DockerBackend")
-        return (lambda: cls(image=image)), spec
+        run_id = uuid.uuid4().hex[:12]  # one id per invocation labels every worker's container
+        return (lambda: cls(image=image, run_id=run_id)), spec
     raise UsageError(f"unknown backend {spec!r}; expected local, cmd:COMMAND, docker or docker:IMAGE")
 
 
