@@ -313,4 +313,5 @@ def test_server_shutdown_kills_running_task_groups(tmp_path: Path) -> None:
     pid = read_pid(str(pidfile))
     assert alive(pid)
     assert srv.close() == 0
-    assert wait_until(lambda: group_members(pid) == [], 2)
+    gone = wait_until(lambda: group_members(pid) == [], 5)
+    assert gone, [(m, Path(f"/proc/{m}/cmdline").read_bytes()) for m in group_members(pid)]
