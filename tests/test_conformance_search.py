@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ import pytest
 from tools_impl import glob as glob_tool
 from tools_impl import grep as grep_tool
 from tools_impl.context import ToolContext, make_context
-from tools_impl.errors import ToolAborted, ToolError
+from tools_impl.errors import ToolError
 from tools_impl.profile import REFERENCE, Profile
 from tools_impl.result import ToolResult
 
@@ -544,3 +543,539 @@ def test_grep_count_offset_past_the_end_keeps_the_totals(ws: Path, fake: FakeRg)
     res = grep_tool.execute({"pattern": "p", "output_mode": "count", "offset": 5}, fake.ctx(ws))
     assert res.text == "\n\nFound 3 total occurrences across 2 files."
     assert res.details == {"files": 2, "matches": 3}
+
+
+# ---------------------------------------------------------------------------------------------
+# §6.7 content
+
+
+def paged_file(root: Path) -> None:
+    """Matches on lines 1, 4, 6 and 14; with context=2 ripgrep prints lines 1-8, ``--``, 12-15."""
+    lines = []
+    for i in range(1, 16):
+        lines.append(f"L{i} needle" if i in (1, 4, 6, 14) else f"L{i}")
+    write(root, "a.txt", "\n".join(lines) + "\n")
+
+
+def test_grep_content_first_page_gives_between_context_to_the_later_match(ws: Path) -> None:
+    paged_file(ws)
+    res = grep(ws, pattern="needle", output_mode="content", context=2, limit=2)
+    assert res.text == (
+        "a.txt:1:L1 needle\na.txt:2-L2\na.txt:3-L3\na.txt:4:L4 needle"
+        "\n\n[2 matches limit reached. More available — use offset=2, or refine pattern]")
+    assert res.details == {}
+
+
+def test_grep_content_middle_page_never_overlaps(ws: Path) -> None:
+    paged_file(ws)
+    res = grep(ws, pattern="needle", output_mode="content", context=2, limit=1, offset=1)
+    assert res.text == (
+        "a.txt:2-L2\na.txt:3-L3\na.txt:4:L4 needle"
+        "\n\n[1 matches limit reached. More available — use offset=2, or refine pattern]")
+
+
+def test_grep_content_last_page_keeps_trailing_context_and_rejoins_groups(ws: Path) -> None:
+    paged_file(ws)
+    res = grep(ws, pattern="needle", output_mode="content", context=2, limit=2, offset=2)
+    assert res.text == (
+        "a.txt:5-L5\na.txt:6:L6 needle\na.txt:7-L7\na.txt:8-L8\n--\n"
+        "a.txt:12-L12\na.txt:13-L13\na.txt:14:L14 needle\na.txt:15-L15")
+
+
+def test_grep_content_pages_partition_the_output(ws: Path) -> None:
+    paged_file(ws)
+    whole = grep(ws, pattern="needle", output_mode="content", context=2).text
+    pages = [grep(ws, pattern="needle", output_mode="content", context=2, limit=1, offset=k).text.split("\n\n[")[0]
+             for k in range(4)]
+    seen = [ln for page in pages for ln in page.split("\n") if ln != "--"]
+    assert seen == [ln for ln in whole.split("\n") if ln != "--"]
+
+
+def test_grep_content_offset_past_the_last_match_is_no_matches(ws: Path) -> None:
+    paged_file(ws)
+    assert grep(ws, pattern="needle", output_mode="content", offset=4).text == "No matches found"
+
+
+def test_grep_content_records_are_rendered_and_groups_joined(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="./a.txt\x001:x needle\n./a.txt\x002-ctx\n--\n./sub/b.txt\x007:needle\n\n")
+    res = grep_tool.execute({"pattern": "needle", "output_mode": "content"}, fake.ctx(ws))
+    assert res.text == "a.txt:1:x needle\na.txt:2-ctx\n--\nsub/b.txt:7:needle"
+
+
+def test_grep_content_matches_are_counted_across_files(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="./a\x001:n\n./a\x002:n\n./b\x001:n\n./b\x003:n\n")
+    res = grep_tool.execute({"pattern": "n", "output_mode": "content", "offset": 1, "limit": 2}, fake.ctx(ws))
+    assert res.text == (
+        "a:2:n\nb:1:n\n\n[2 matches limit reached. More available — use offset=3, or refine pattern]")
+
+
+def test_grep_content_long_lines_cut_and_notices_joined(ws: Path) -> None:
+    write(ws, "a.txt", "needle " + "x" * 2500 + "\nneedle two\n")
+    res = grep(ws, pattern="needle", output_mode="content", limit=1)
+    line = ("a.txt:1:needle " + "x" * 2500)[:2000] + "..."
+    assert res.text == (
+        line + "\n\n[1 matches limit reached. More available — use offset=1, or refine pattern. "
+        "Some lines truncated to 2000 chars. Use read tool for full lines]")
+
+
+def test_grep_content_line_cut_counts_utf16_units(ws: Path) -> None:
+    write(ws, "a.txt", "needle " + "😀" * 1500 + "\n")
+    res = grep(ws, pattern="needle", output_mode="content")
+    prefix = "a.txt:1:needle "  # 15 units, then 1985 units = 992 emoji + a lone high surrogate
+    first = res.text.split("\n")[0]
+    assert first.startswith(prefix + "😀" * 992)
+    assert first.endswith("...")
+    assert res.text.endswith("\n\n[Some lines truncated to 2000 chars. Use read tool for full lines]")
+
+
+def test_grep_content_trailing_newlines_trimmed(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="./a\x001:n\n./a\x002-\n./a\x003-\n")
+    res = grep_tool.execute({"pattern": "n", "output_mode": "content", "context": 2}, fake.ctx(ws))
+    assert res.text == "a:1:n\na:2-\na:3-"
+
+
+def spec_prefix_cap(lines: list[str], max_bytes: int, notice: Any) -> tuple[str, int]:
+    """§1.2 prefix strategy, literally: the largest count whose candidate fits."""
+    best: tuple[str, int] | None = None
+    for count in range(1, len(lines) + 1):
+        cand = "\n".join(lines[:count]) + "\n\n" + notice(count)
+        if len(cand.encode()) <= max_bytes:
+            best = (cand, count)
+    assert best is not None
+    return best
+
+
+def cap_notice(original: int, warnings: str, next_offset: int, capped: bool = False) -> str:
+    safety = "ripgrep byte safety cap was reached; " if capped else ""
+    return (f"[desktop grep output truncated: original_bytes={original}; {safety}{warnings}if the omitted remainder "
+            f"is needed, continue with grep using offset={next_offset} and the same search arguments, or refine "
+            "pattern/path/glob/context.]")
+
+
+def test_grep_content_16k_cap_exact_text_and_metadata(ws: Path) -> None:
+    body_lines = [f"needle {i:03d} " + "x" * 290 for i in range(100)]
+    write(ws, "a.txt", "\n".join(body_lines) + "\n")
+    res = grep(ws, pattern="needle", output_mode="content", offset=5, limit=60)
+    rendered = [f"a.txt:{i + 1}:{body_lines[i]}" for i in range(5, 65)]
+    full = "\n".join(rendered) + "\n\n[60 matches limit reached. More available — use offset=65, or refine pattern]"
+    original = len(full.encode())
+    text, kept = spec_prefix_cap(
+        rendered, 16384, lambda n: cap_notice(original, "60 matches limit reached; ", 5 + n))
+    assert res.text == text
+    hint = {"tool": "grep", "preserve_args": CONTENT_PRESERVE,
+            "instruction": f"If the omitted remainder is needed, call grep again with offset={5 + kept}; "
+                           "preserve the same search arguments and output_mode."}
+    assert res.details == {
+        "desktop_output_truncation": {
+            "truncated": True, "has_more": True, "strategy": "prefix_lines", "original_bytes": original,
+            "returned_bytes": len(text.encode()), "max_bytes": 16384, "next_offset": 5 + kept,
+            "offset_unit": "match", "continuation_hint": hint},
+        "desktop_output_continuation": {
+            "has_more": True, "next_offset": 5 + kept, "offset_unit": "match", "continuation_hint": hint},
+    }
+
+
+def test_grep_content_16k_cap_trims_context_after_the_last_retained_match(ws: Path) -> None:
+    lines = []
+    for i in range(60):
+        lines += [f"needle {i:02d} " + "m" * 200, "c" * 330]
+    write(ws, "a.txt", "\n".join(lines) + "\n")
+    res = grep(ws, pattern="needle", output_mode="content", context=1)
+    rendered = [f"a.txt:{n + 1}{':' if n % 2 == 0 else '-'}{t}" for n, t in enumerate(lines)]
+    original = len("\n".join(rendered).encode())
+
+    def matches_in(count: int) -> int:
+        return sum(1 for r in rendered[:count] if ":needle" in r)
+
+    _, count = spec_prefix_cap(rendered, 16384, lambda n: cap_notice(original, "", matches_in(n)))
+    kept = rendered[:count]
+    while not kept[-1].split(":", 2)[1].isdigit():  # drop trailing context lines ("a.txt:N-…")
+        kept.pop()
+    assert res.text == "\n".join(kept) + "\n\n" + cap_notice(original, "", matches_in(count))
+    assert res.text.split("\n\n[")[0].split("\n")[-1].startswith(f"a.txt:{len(kept)}:needle")
+
+
+def test_grep_content_zero_retained_matches_drops_leading_context(ws: Path) -> None:
+    wide = "中" * 1995
+    write(ws, "a.txt", f"{wide}\n{wide}\n{wide}\nneedle 4\nneedle 5\n")
+    res = grep(ws, pattern="needle", output_mode="content", context=3)
+    ctx_lines = [(f"a.txt:{i}-" + wide)[:2000] + "..." for i in (1, 2, 3)]
+    full = "\n".join([*ctx_lines, "a.txt:4:needle 4", "a.txt:5:needle 5"]) + (
+        "\n\n[Some lines truncated to 2000 chars. Use read tool for full lines]")
+    original = len(full.encode())
+    assert res.text == "a.txt:4:needle 4\na.txt:5:needle 5\n\n" + cap_notice(
+        original, "some lines were truncated to 2000 chars; use read for full lines; "
+                  "leading context was omitted to keep pagination progressing; ", 2)
+    assert res.details is not None
+    assert res.details["desktop_output_truncation"]["next_offset"] == 2
+
+
+def test_grep_content_256kb_parser_cap_then_16k_cap(ws: Path) -> None:
+    write(ws, "a.txt", "".join(f"needle {i:03d} " + "x" * 2100 + "\n" for i in range(150)))
+    res = grep(ws, pattern="needle", output_mode="content", limit=150)
+    rendered = [(f"a.txt:{i + 1}:needle {i:03d} " + "x" * 2100)[:2000] + "..." for i in range(150)]
+    kept256: list[str] = []
+    for r in rendered:
+        if len("\n".join([*kept256, r]).encode()) > 256 * 1024:
+            break
+        kept256.append(r)
+    assert len(kept256) == 130
+    full = "\n".join(kept256) + (
+        "\n\n[256KB output limit reached. Some lines truncated to 2000 chars. Use read tool for full lines]")
+    original = len(full.encode())
+    text, _ = spec_prefix_cap(kept256, 16384, lambda n: cap_notice(
+        original, "some lines were truncated to 2000 chars; use read for full lines; 256KB parser limit reached; ", n))
+    assert res.text == text
+
+
+def test_grep_content_byte_safety_cap_footer(ws: Path) -> None:
+    write(ws, "a.txt", "".join(f"needle {i:03d}\n" for i in range(200)))
+    res = grep(ws, REFERENCE.replace(rg_max_stdout_bytes=1000), pattern="needle", output_mode="content", limit=500)
+    raw = "".join(f"./a.txt\0{i + 1}:needle {i:03d}\n" for i in range(200)).encode()[:1000]
+    records = raw[: raw.rfind(b"\n")].decode().split("\n")
+    body = "\n".join(r[2:].replace("\0", ":") for r in records)
+    assert res.text == body + BYTE_CAP_FOOTER
+    assert res.details == {"stdoutTruncated": True}
+
+
+def test_grep_files_byte_safety_cap_drops_the_torn_record(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="".join(f"./f{i:04d}.txt\n" for i in range(300)))
+    res = grep_tool.execute({"pattern": "p"}, fake.ctx(ws, rg_max_stdout_bytes=500))
+    names = [f"f{i:04d}.txt" for i in range(41)]  # 41 whole 12-byte records fit in 500 bytes
+    assert res.text == "Found 41 files\n" + "\n".join(names) + BYTE_CAP_FOOTER
+    assert res.details == {"files": 41, "stdoutTruncated": True}
+
+
+def test_grep_count_byte_safety_cap_footer(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="".join(f"./f{i:04d}:2\n" for i in range(300)))
+    res = grep_tool.execute({"pattern": "p", "output_mode": "count", "limit": 500}, fake.ctx(ws, rg_max_stdout_bytes=100))
+    lines = [f"f{i:04d}:2" for i in range(10)]  # 10 whole 10-byte records
+    assert res.text == "\n".join(lines) + "\n\nFound 20 total occurrences across 10 files." + BYTE_CAP_FOOTER
+    assert res.details == {"files": 10, "matches": 20, "stdoutTruncated": True}
+
+
+def test_grep_content_cap_notice_mentions_the_ripgrep_safety_cap(ws: Path) -> None:
+    write(ws, "a.txt", "".join(f"needle {i:03d} " + "x" * 300 + "\n" for i in range(200)))
+    res = grep(ws, REFERENCE.replace(rg_max_stdout_bytes=40_000), pattern="needle", output_mode="content",
+               limit=500)
+    assert "; ripgrep byte safety cap was reached; if the omitted remainder is needed" in res.text
+    assert res.text.endswith("refine pattern/path/glob/context.]" + BYTE_CAP_FOOTER)
+    assert res.details is not None and res.details["stdoutTruncated"] is True
+
+
+# ---------------------------------------------------------------------------------------------
+# §7 glob: argv, scope rules, errors
+
+
+def glob_argv(fake: FakeRg, root: Path, **args: Any) -> list[str]:
+    glob_tool.execute(dict(args), fake.ctx(root))
+    [call] = fake.calls()
+    return list(call["argv"])
+
+
+def test_glob_broad_workspace_scan_argv_and_cwd(ws: Path, fake: FakeRg) -> None:
+    assert glob_argv(fake, ws, pattern="**/*") == [*GLOB_HEAD, *SCAN, *BROAD, *SENSITIVE]
+    assert os.path.realpath(fake.calls()[0]["cwd"]) == os.path.realpath(ws)
+
+
+@pytest.mark.parametrize("pattern", ["*", "**/*", "*.*", "**", "*.", "!*.ts", "{src,lib}/*", "*.{ts,}",
+                                     "**/*.?", "file*", "[ab]", "**/*.*"])
+def test_glob_broad_patterns_add_media_excludes(ws: Path, fake: FakeRg, pattern: str) -> None:
+    argv = glob_argv(fake, ws, pattern=pattern)
+    assert argv[len(GLOB_HEAD) + len(SCAN) : -len(SENSITIVE)] == BROAD
+
+
+@pytest.mark.parametrize("pattern", ["**/*.ts", "*.{png,ts}", "*.t?", "README.md", "*.[jt]s", "a/b"])
+def test_glob_specific_patterns_have_no_media_excludes(ws: Path, fake: FakeRg, pattern: str) -> None:
+    assert glob_argv(fake, ws, pattern=pattern) == [*GLOB_HEAD, *SCAN, *SENSITIVE]
+
+
+def test_glob_narrow_scope_is_never_a_broad_scan(ws: Path, fake: FakeRg) -> None:
+    (ws / "sub").mkdir()
+    assert glob_argv(fake, ws, pattern="**/*", path="sub") == [*GLOB_HEAD, *SCAN, *SENSITIVE]
+
+
+def test_glob_pattern_prefix_makes_the_scan_narrow(ws: Path, fake: FakeRg) -> None:
+    (ws / "src").mkdir()
+    assert glob_argv(fake, ws, pattern="src/**/*") == [*GLOB_HEAD, *SCAN, *SENSITIVE]
+
+
+def test_glob_sort_modified_argv(ws: Path, fake: FakeRg) -> None:
+    assert glob_argv(fake, ws, pattern="*.py", sort="modified") == [
+        *GLOB_HEAD, "--sortr=modified", *SCAN, *SENSITIVE]
+
+
+def test_glob_include_ignored_narrow_omits_every_scan_exclude(ws: Path, fake: FakeRg) -> None:
+    (ws / "sub").mkdir()
+    assert glob_argv(fake, ws, pattern="*.log", path="sub", include_ignored=True, sort="modified") == [
+        *GLOB_HEAD, "--no-ignore", "--sortr=modified", *SENSITIVE]
+
+
+def test_glob_include_ignored_exact_file_keeps_scan_excludes_minus_requested_segments(ws: Path, fake: FakeRg) -> None:
+    assert glob_argv(fake, ws, pattern="dist/build/app.js", include_ignored=True) == [
+        *GLOB_HEAD, "--no-ignore",
+        *[f"--iglob=!**/{n}/**" for n in SCAN_NAMES if n not in ("dist", "build")], *SENSITIVE]
+
+
+def test_glob_include_ignored_exact_file_at_the_root(ws: Path, fake: FakeRg) -> None:
+    assert glob_argv(fake, ws, pattern="app.log", include_ignored=True) == [
+        *GLOB_HEAD, "--no-ignore", *SCAN, *SENSITIVE]
+
+
+def test_glob_scan_exclude_names_in_the_requested_root_are_omitted(ws: Path, fake: FakeRg) -> None:
+    assert glob_argv(fake, ws, pattern="node_modules/.cache/**/*.js") == [
+        *GLOB_HEAD, *[f"--iglob=!**/{n}/**" for n in SCAN_NAMES if n not in ("node_modules", ".cache")],
+        *SENSITIVE]
+
+
+def test_glob_scan_exclude_name_only_inside_a_segment_is_kept(ws: Path, fake: FakeRg) -> None:
+    assert glob_argv(fake, ws, pattern="mydist/*.js") == [*GLOB_HEAD, *SCAN, *SENSITIVE]
+
+
+def test_glob_path_names_do_not_count_as_requested_root_segments(ws: Path, fake: FakeRg) -> None:
+    (ws / "dist").mkdir()
+    # requestedRoot relative to the search root is "" here: nothing is omitted.
+    assert glob_argv(fake, ws, pattern="*.js", path="dist") == [*GLOB_HEAD, *SCAN, *SENSITIVE]
+
+
+@pytest.mark.parametrize("path", [None, "", ".", "./", "sub/.."])
+def test_glob_include_ignored_without_narrow_scope_raises(ws: Path, path: str | None) -> None:
+    (ws / "sub").mkdir()
+    args: dict[str, Any] = {"pattern": "**/*.log", "include_ignored": True}
+    if path is not None:
+        args["path"] = path
+    assert raised(glob_tool.execute, args, make_context(str(ws))) == INCLUDE_IGNORED_ERROR
+
+
+@pytest.mark.parametrize("pattern", [".", ".."])
+def test_glob_dot_patterns_are_not_exact_files(ws: Path, pattern: str) -> None:
+    assert raised(glob, ws, pattern=pattern, include_ignored=True) == INCLUDE_IGNORED_ERROR
+
+
+def test_glob_trailing_slash_pattern_is_not_an_exact_file(ws: Path, fake: FakeRg) -> None:
+    # "dir/" has a static prefix "dir" (narrow) → allowed; scan excludes are omitted (not exact).
+    (ws / "dir").mkdir()
+    assert glob_argv(fake, ws, pattern="dir/", include_ignored=True) == [*GLOB_HEAD, "--no-ignore", *SENSITIVE]
+
+
+@pytest.mark.parametrize("pattern", ["src/{a", "*.{ts", "a}b", "[z-a]", "[]", "foo[", "x]"])
+def test_glob_invalid_patterns_raise(ws: Path, pattern: str) -> None:
+    assert raised(glob, ws, pattern=pattern) == f"invalid glob pattern: {pattern}"
+
+
+def test_glob_empty_pattern_raises(ws: Path) -> None:
+    assert raised(glob, ws, pattern="") == "glob pattern is required"
+
+
+def test_glob_missing_path_raises_with_the_callers_path(ws: Path) -> None:
+    assert raised(glob, ws, pattern="*", path="nope/x") == "glob path does not exist: nope/x"
+
+
+@pytest.mark.parametrize("rel", [".git", ".git/refs", "a/.ssh", ".AWS", ".kube"])
+def test_glob_sensitive_root_answers_no_files_without_running_ripgrep(ws: Path, fake: FakeRg, rel: str) -> None:
+    (ws / rel).mkdir(parents=True)
+    write(ws / rel, "f.txt", "x")
+    res = glob_tool.execute({"pattern": "**/*", "path": rel}, fake.ctx(ws))
+    assert (res.text, res.is_error) == ("No files matched", False)
+    assert fake.calls() == []
+
+
+def test_glob_absolute_pattern_inside_the_workspace_runs_from_the_base(ws: Path, fake: FakeRg) -> None:
+    (ws / "src").mkdir()
+    fake.respond(stdout="src/a.py\nsrc/b.txt\nother/c.py\n")
+    res = glob_tool.execute({"pattern": f"{ws}/src/*.py"}, fake.ctx(ws))
+    assert res.text == "src/a.py"
+    [call] = fake.calls()
+    assert call["cwd"] == os.path.realpath(ws)
+    assert call["argv"] == [*GLOB_HEAD, *SCAN, *SENSITIVE]  # narrow: "src" prefix
+
+
+def test_glob_absolute_pattern_without_magic_is_directory_plus_basename(ws: Path) -> None:
+    write(ws, "src/a.py", "")
+    write(ws, "src/b.py", "")
+    res = glob(ws, pattern=f"{ws}/src/a.py")
+    assert res.text == "src/a.py"
+    assert res.details == {"matched": 1, "limit": 200, "offset": 0}
+
+
+def test_glob_absolute_extglob_pattern_splits_before_the_opener(ws: Path) -> None:
+    for n in ("a.py", "b.py", "c.py"):
+        write(ws, f"src/{n}", "")
+    res = glob(ws, REFERENCE.replace(), pattern=f"{ws}/src/@(a|b).py")
+    assert sorted(res.text.split("\n")) == ["src/a.py", "src/b.py"]
+
+
+def test_glob_absolute_pattern_with_a_path_is_checked_against_that_path(ws: Path) -> None:
+    write(ws, "sub/x/a.py", "")
+    res = glob(ws, pattern=f"{ws}/sub/x/*.py", path="sub")
+    assert res.text == "x/a.py"
+
+
+def test_glob_absolute_pattern_escaping_the_search_path_raises(tmp_path: Path, ws: Path) -> None:
+    (tmp_path / "outside").mkdir()
+    (ws / "sub").mkdir()
+    msg = raised(glob, ws, pattern=f"{tmp_path}/outside/*.py", path="sub")
+    assert msg == (f"glob absolute pattern escapes the approved search path ({ws / 'sub'}); "
+                   'pass the directory via "path" so the permission gate can review it')
+
+
+def test_glob_absolute_pattern_cut_at_index_zero_has_root_slash(ws: Path) -> None:
+    msg = raised(glob, ws, pattern="/*.conf")
+    assert msg == (f"glob absolute pattern escapes the approved search path ({ws}); "
+                   'pass the directory via "path" so the permission gate can review it')
+
+
+def test_glob_absolute_pattern_root_missing_raises(ws: Path) -> None:
+    assert raised(glob, ws, pattern=f"{ws}/nope/*.py") == f"glob path does not exist: {ws}/nope"
+    assert raised(glob, ws, pattern=f"{ws}/nope/*.py", path=".") == "glob path does not exist: ."
+
+
+def test_glob_absolute_pattern_with_missing_path_names_the_path(ws: Path) -> None:
+    write(ws, "a.py", "")
+    assert raised(glob, ws, pattern=f"{ws}/*.py", path="gone") == "glob path does not exist: gone"
+
+
+# ---------------------------------------------------------------------------------------------
+# §7.2 glob: stream filter and output
+
+
+def test_glob_pattern_without_slash_matches_at_any_depth_and_dotfiles(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="a.py\nsrc/b.py\nsrc/.hidden/c.py\n.d.py\nsrc/e.pyc\n")
+    res = glob_tool.execute({"pattern": "*.py"}, fake.ctx(ws))
+    assert res.text == "a.py\nsrc/b.py\nsrc/.hidden/c.py\n.d.py"
+    assert res.details == {"matched": 4, "limit": 200, "offset": 0}
+
+
+def test_glob_pattern_with_slash_is_anchored(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="src/a.py\nsrc/x/b.py\nlib/src/c.py\n")
+    assert glob_tool.execute({"pattern": "src/*.py"}, fake.ctx(ws)).text == "src/a.py"
+
+
+def test_glob_stdout_lines_are_normalised_before_matching(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="src\\a.py\r\nsrc/b.py\r\n")
+    assert glob_tool.execute({"pattern": "src/*.py"}, fake.ctx(ws)).text == "src/a.py\nsrc/b.py"
+
+
+def test_glob_brace_and_class_patterns_filter(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="a.ts\nb.tsx\nc.js\nd.jsx\n")
+    assert glob_tool.execute({"pattern": "*.{ts,jsx}"}, fake.ctx(ws)).text == "a.ts\nd.jsx"
+
+
+def test_glob_no_files_matched(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="a.txt\n", exit_code=0)
+    res = glob_tool.execute({"pattern": "*.py"}, fake.ctx(ws))
+    assert res.text == "No files matched"
+    assert res.details == {"matched": 0, "limit": 200, "offset": 0}
+
+
+def test_glob_ripgrep_exit_one_is_no_files_matched(ws: Path, fake: FakeRg) -> None:
+    fake.respond(exit_code=1)
+    assert glob_tool.execute({"pattern": "*.py"}, fake.ctx(ws)).text == "No files matched"
+
+
+def test_glob_no_more_files_at_offset(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="a.py\nb.py\n")
+    res = glob_tool.execute({"pattern": "*.py", "offset": 2}, fake.ctx(ws))
+    assert res.text == "No more files matched at offset 2"
+    assert res.details == {"matched": 2, "limit": 200, "offset": 2}
+
+
+def test_glob_first_page_truncated_footer_and_details(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="".join(f"f{i}.py\n" for i in range(10)))
+    res = glob_tool.execute({"pattern": "*.py", "limit": 3}, fake.ctx(ws))
+    assert res.text == (
+        "f0.py\nf1.py\nf2.py\n\n[Results truncated: showing 3 paths from offset 0. If the omitted remainder is "
+        "needed, use offset=3 with the same search arguments. Refine path/pattern or pass sort=\"modified\" to "
+        "surface recently changed files]")
+    assert res.details == {
+        "matched": 4, "limit": 3, "offset": 0, "truncated": True, "next_offset": 3,
+        "desktop_output_continuation": {
+            "has_more": True, "next_offset": 3, "offset_unit": "file",
+            "continuation_hint": {
+                "tool": "glob", "preserve_args": GLOB_PRESERVE,
+                "instruction": "If the omitted remainder is needed, call glob again with offset=3; "
+                               "preserve the same search arguments.",
+            },
+        },
+    }
+
+
+def test_glob_middle_page(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="".join(f"f{i}.py\n" for i in range(10)))
+    res = glob_tool.execute({"pattern": "*.py", "limit": 3.7, "offset": 4.2}, fake.ctx(ws))
+    assert res.text.startswith("f4.py\nf5.py\nf6.py\n\n[Results truncated: showing 3 paths from offset 4. If the "
+                               "omitted remainder is needed, use offset=7 with")
+    assert res.details is not None
+    assert (res.details["matched"], res.details["limit"], res.details["offset"], res.details["next_offset"]) == (
+        8, 3, 4, 7)
+
+
+def test_glob_last_page_exactly_filled_is_not_truncated(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="".join(f"f{i}.py\n" for i in range(6)))
+    res = glob_tool.execute({"pattern": "*.py", "limit": 3, "offset": 3}, fake.ctx(ws))
+    assert res.text == "f3.py\nf4.py\nf5.py"
+    assert res.details == {"matched": 6, "limit": 3, "offset": 3}
+
+
+def test_glob_limit_zero_means_one(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="a.py\nb.py\n")
+    res = glob_tool.execute({"pattern": "*.py", "limit": 0}, fake.ctx(ws))
+    assert res.text.startswith("a.py\n\n[Results truncated: showing 1 paths from offset 0.")
+
+
+def test_glob_truncated_before_the_page_is_reached(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="".join(f"f{i:03d}.py\n" for i in range(500)))
+    res = glob_tool.execute({"pattern": "*.py", "offset": 100}, fake.ctx(ws, rg_max_stdout_bytes=100))
+    assert res.text == ("No more files matched at offset 100\n\n[Output was truncated before this page could be "
+                        "reached. Refine path/pattern or reduce offset]")
+    assert res.details == {"matched": 12, "limit": 200, "offset": 100, "truncated": True}  # 12 whole 8-byte records
+
+
+def test_glob_byte_cap_with_something_shown_is_truncated(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="".join(f"f{i:03d}.py\n" for i in range(500)))
+    res = glob_tool.execute({"pattern": "*.py"}, fake.ctx(ws, rg_max_stdout_bytes=100))
+    assert res.text.startswith("f000.py\n")
+    assert "\n\n[Results truncated: showing 12 paths from offset 0. If the omitted remainder is needed, use " \
+           "offset=12 with" in res.text
+    assert res.details is not None and res.details["truncated"] is True and res.details["matched"] == 12
+
+
+def test_glob_failure_raises(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stderr=" bad thing\n", exit_code=2)
+    assert raised(glob_tool.execute, {"pattern": "*"}, fake.ctx(ws)) == "glob failed: bad thing"
+    fake.respond(exit_code=2)
+    assert raised(glob_tool.execute, {"pattern": "*"}, fake.ctx(ws)) == "glob failed: ripgrep exited with code 2"
+
+
+def test_glob_real_tree_excludes_and_ignore_rules(ws: Path) -> None:
+    write(ws, "src/a.ts", "")
+    write(ws, ".hidden/b.ts", "")
+    write(ws, "node_modules/p/c.ts", "")
+    write(ws, "build/d.ts", "")
+    write(ws, ".git/e.ts", "")
+    write(ws, "keys/server.key", "")
+    write(ws, ".env", "")
+    write(ws, "img.png", "")
+    write(ws, "notes.txt", "")
+    res = glob(ws, pattern="**/*")
+    assert sorted(res.text.split("\n")) == [".hidden/b.ts", "notes.txt", "src/a.ts"]
+    assert glob(ws, pattern="*.png").text == "img.png"
+    assert glob(ws, pattern="node_modules/**/*.ts").text == "node_modules/p/c.ts"
+
+
+def test_glob_sort_modified_newest_first_with_real_ripgrep(ws: Path) -> None:
+    write(ws, "old.py", "", T0)
+    write(ws, "new.py", "", T0 + 200)
+    write(ws, "sub/mid.py", "", T0 + 100)
+    assert glob(ws, pattern="*.py", sort="modified").text == "new.py\nsub/mid.py\nold.py"
+
+
+def test_glob_include_ignored_lists_ignored_files_in_a_narrow_scope(ws: Path) -> None:
+    write(ws, ".gitignore", "*.log\n")
+    (ws / ".git").mkdir()
+    write(ws, "logs/a.log", "")
+    write(ws, "logs/node_modules/b.log", "")
+    assert glob(ws, pattern="logs/*.log").text == "No files matched"
+    assert glob(ws, pattern="logs/*.log", include_ignored=True).text == "logs/a.log"
+    assert sorted(glob(ws, pattern="**/*.log", path="logs", include_ignored=True).text.split("\n")) == [
+        "a.log", "node_modules/b.log"]
