@@ -1338,3 +1338,17 @@ def test_a_symlink_loop_fails_in_the_mutation_queue_with_the_realpath_error(tmp_
     assert raised("edit", {"file_path": "loop.txt", "old_string": "a", "new_string": "b"}, tmp_path) == (
         f"ELOOP: too many symbolic links encountered, realpath '{tmp_path}/loop.txt'"
     )
+
+
+def test_server_writes_a_lone_surrogate_as_replacement_and_escapes_it_in_echoes(tmp_path: Path) -> None:
+    lines = [
+        json.dumps({"id": 1, "op": "workspace", "root": str(tmp_path)}),
+        '{"id": 2, "op": "call", "tool": "write", "args": {"path": "s.txt", "content": "a\\ud83d"}}',
+        '{"id": 3, "op": "call", "tool": "write", "args": {"path": "\\ud83d"}}',
+    ]
+    proc = subprocess.run([sys.executable, "-m", "tools_impl.server"], input="\n".join(lines) + "\n",
+                          capture_output=True, text=True, encoding="utf-8", cwd=REPO, timeout=60)
+    out = {m["id"]: m for m in map(json.loads, proc.stdout.splitlines())}
+    assert out[2]["result"]["content"][0]["text"] == "Successfully wrote 4 bytes to s.txt"
+    assert (tmp_path / "s.txt").read_bytes() == b"a\xef\xbf\xbd"
+    assert out[3]["ok"] is False and '"path": "\ud83d"' in out[3]["error"]["message"]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import sys
 import tempfile
 import threading
@@ -51,6 +52,7 @@ DEFAULT_TOOL_MODES: dict[str, str] = {
 }
 
 JsonObj = dict[str, Any]
+LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 class ProtocolError(Exception):
@@ -154,7 +156,9 @@ class Server:
 
     # -- output ---------------------------------------------------------------------------
     def send(self, obj: JsonObj) -> None:
-        line = json.dumps(obj, ensure_ascii=False)
+        # A lone surrogate (e.g. echoed from a request's "\\ud83d") cannot be written as UTF-8;
+        # escape it the way JSON.stringify does.
+        line = LONE_SURROGATE_RE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", json.dumps(obj, ensure_ascii=False))
         with self._write_lock:
             self._out.write(line + "\n")
             self._out.flush()
