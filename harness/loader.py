@@ -54,8 +54,9 @@ MAX_MODE = 0o7777
 
 TOP_KEYS = ("id", "title", "tags", "requires", "surface", "profile", "env", "normalize", "workspace",
             "steps", "files", "processes")
-REQUIRES_KEYS = ("os", "shell", "symlinks", "fifo", "root", "case_sensitive_fs", "tools")
-WHEN_KEYS = ("os", "shell", "symlinks", "fifo", "root", "case_sensitive_fs")
+REQUIRES_KEYS = ("os", "shell", "symlinks", "fifo", "root", "case_sensitive_fs", "isolation", "tools")
+WHEN_KEYS = ("os", "shell", "symlinks", "fifo", "root", "case_sensitive_fs", "isolation")
+ISOLATIONS = ("container",)
 WORKSPACE_KEYS = ("files", "git")
 WS_FILE_KEYS = ("path", "text", "encoding", "bom", "eol", "mode", "mtime", "base64", "symlink", "fifo", "dir")
 WS_CONTENT_KEYS = ("text", "base64", "symlink", "fifo", "dir")
@@ -264,6 +265,8 @@ def _requires(r: _Reader, node: Node, field: str, keys: tuple[str, ...]) -> Requ
             kw[key] = r.string(v, sub, OS_NAMES)
         elif key == "shell":
             kw[key] = r.string(v, sub, SHELLS)
+        elif key == "isolation":
+            kw[key] = r.string(v, sub, ISOLATIONS)
         elif key == "tools":
             kw[key] = r.strings(v, sub, KNOWN_TOOLS) or ()
         else:

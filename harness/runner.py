@@ -44,7 +44,7 @@ def capability_mismatch(wanted: Iterable[tuple[str, Any]], caps: Capabilities) -
         have = caps.get(name)
         if have != value:
             shown = str(value).lower() if isinstance(value, bool) else value
-            has = str(have).lower() if isinstance(have, bool) else have
+            has = "none" if have is None else str(have).lower() if isinstance(have, bool) else have
             return f"requires {name}={shown}; the backend has {name}={has}"
     return None
 

@@ -134,11 +134,12 @@ class Requires:
     fifo: bool | None = None
     root: bool | None = None
     case_sensitive_fs: bool | None = None
+    isolation: str | None = None
     tools: tuple[str, ...] = ()
 
     def items(self) -> list[tuple[str, Any]]:
         out: list[tuple[str, Any]] = []
-        for name in ("os", "shell", "symlinks", "fifo", "root", "case_sensitive_fs"):
+        for name in ("os", "shell", "symlinks", "fifo", "root", "case_sensitive_fs", "isolation"):
             value = getattr(self, name)
             if value is not None:
                 out.append((name, value))

@@ -157,6 +157,8 @@ def test_workspace_path_is_normalised_in_details() -> None:
 def test_requires_mismatch_is_a_skip_with_reason() -> None:
     res = run_one(scenario("id: t/win\nrequires: {os: windows}\nsteps: [{tool: read}]\n"))
     assert (res.status, res.reason) == (SKIP, "requires os=windows; the backend has os=linux")
+    res = run_one(scenario("id: t/iso\nrequires: {isolation: container}\nsteps: [{tool: read}]\n"))
+    assert (res.status, res.reason) == (SKIP, "requires isolation=container; the backend has isolation=none")
     res = run_one(scenario("id: t/tools\nrequires: {tools: [grep]}\nsteps: [{tool: read}]\n"))
     assert (res.status, res.reason) == (SKIP, "requires tools grep; the implementation offers read, write, bash")
 

@@ -47,6 +47,8 @@ FIELD_CASES = {
                           "s.yaml:2: requires.symlinks: expected a boolean (true or false), got a string ('yes please')"),
     "requires-tools": ("id: a\nrequires: {tools: [grpe]}\nsteps: [{tool: read}]\n",
                        "s.yaml:2: requires.tools[1]: expected one of read, write, edit, grep, glob, bash; got 'grpe' (did you mean 'grep'?)"),
+    "requires-isolation": ("id: a\nrequires: {isolation: containers}\nsteps: [{tool: read}]\n",
+                           "s.yaml:2: requires.isolation: expected one of container; got 'containers' (did you mean 'container'?)"),
     "surface": ("id: a\nsurface: pii\nsteps: [{tool: read}]\n",
                 "s.yaml:2: surface: expected one of minimax, pi; got 'pii' (did you mean 'pi'?)"),
     "profile-base": ("id: a\nprofile: {base: upstreem}\nsteps: [{tool: read}]\n",
