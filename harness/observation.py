@@ -44,8 +44,13 @@ class Observation:
             return cls("result", text=text, is_error=bool(res.get("is_error", False)),
                        content_types=tuple(str(b.get("type", "text")) for b in blocks),
                        details=res.get("details"), result=res, duration_s=duration_s)
-        # a non-call op: its result object is the details; the text is empty
-        return cls("result", is_error=False, details=res, result=res, duration_s=duration_s)
+        # a non-call op: the result object is the details; its ``output`` (or ``text``) string,
+        # if any, is the text, so task_output can be matched like a tool result
+        text = ""
+        if isinstance(res, dict):
+            field = res.get("output", res.get("text"))
+            text = field if isinstance(field, str) else ""
+        return cls("result", text=text, is_error=False, details=res, result=res, duration_s=duration_s)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"status": self.status, "duration_s": round(self.duration_s, 4)}

@@ -237,3 +237,13 @@ def test_parallel_run_keeps_input_order_and_uses_one_backend_per_worker() -> Non
     assert {s.status for s in run.scenarios} == {PASS}
     assert 1 <= len(made) <= 3
     assert all(b.pid is None for b in made)  # closed after the run
+
+
+def test_op_result_is_details_and_its_output_field_is_the_text() -> None:
+    from harness.observation import Observation
+    from harness.protocol import Response
+
+    obs = Observation.from_response(Response(1, True, {"status": "succeeded", "output": "bg-done\n"}), 0.1)
+    assert (obs.status, obs.text, obs.is_error, obs.details) == (
+        "result", "bg-done\n", False, {"status": "succeeded", "output": "bg-done\n"})
+    assert Observation.from_response(Response(2, True, {"stopped": True}), 0.1).text == ""
