@@ -28,7 +28,6 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import threading
 import uuid
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -248,7 +247,6 @@ class DockerBackend(Backend):
         self._broken = False
         self._counter = 0
         self._generation = 0
-        self._lock = threading.Lock()
 
     # -- lifecycle ------------------------------------------------------------------------
     @property
