@@ -13,6 +13,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ import pytest
 from tools_impl import glob as glob_tool
 from tools_impl import grep as grep_tool
 from tools_impl.context import ToolContext, make_context
-from tools_impl.errors import ToolError
+from tools_impl.errors import ToolAborted, ToolError
 from tools_impl.profile import REFERENCE, Profile
 from tools_impl.result import ToolResult
 
@@ -1079,3 +1081,117 @@ def test_glob_include_ignored_lists_ignored_files_in_a_narrow_scope(ws: Path) ->
     assert glob(ws, pattern="logs/*.log", include_ignored=True).text == "logs/a.log"
     assert sorted(glob(ws, pattern="**/*.log", path="logs", include_ignored=True).text.split("\n")) == [
         "a.log", "node_modules/b.log"]
+
+
+# ---------------------------------------------------------------------------------------------
+# §5 ripgrep runner
+
+
+@pytest.mark.parametrize("tool", [grep_tool, glob_tool])
+def test_missing_ripgrep_binary_raises(ws: Path, tmp_path: Path, tool: Any) -> None:
+    ctx = make_context(str(ws), profile=REFERENCE.replace(rg_binary=str(tmp_path / "no-such-rg")))
+    assert raised(tool.execute, {"pattern": "*.py"}, ctx) == RG_NOT_FOUND
+
+
+@pytest.mark.parametrize("tool", [grep_tool, glob_tool])
+def test_abort_already_set_raises_without_running_ripgrep(ws: Path, fake: FakeRg, tool: Any) -> None:
+    ctx = fake.ctx(ws)
+    ctx.abort.set()
+    with pytest.raises(ToolAborted) as info:
+        tool.execute({"pattern": "*.py"}, ctx)
+    assert str(info.value) == "Operation aborted"
+    assert fake.calls() == []
+
+
+@pytest.mark.parametrize("tool", [grep_tool, glob_tool])
+def test_abort_during_the_run_raises_promptly(ws: Path, fake: FakeRg, tool: Any) -> None:
+    fake.respond(sleep=20)
+    ctx = fake.ctx(ws)
+    threading.Timer(0.3, ctx.abort.set).start()
+    started = time.monotonic()
+    with pytest.raises(ToolAborted) as info:
+        tool.execute({"pattern": "*.py"}, ctx)
+    assert str(info.value) == "Operation aborted"
+    assert time.monotonic() - started < 5
+
+
+def test_glob_line_filter_stops_after_offset_plus_limit_plus_one_kept_lines(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="".join(f"skip{i}.txt\nf{i}.py\n" for i in range(100)))
+    res = glob_tool.execute({"pattern": "*.py", "limit": 2, "offset": 1}, fake.ctx(ws))
+    assert res.text.startswith("f1.py\nf2.py\n\n[Results truncated: showing 2 paths from offset 1.")
+    assert res.details is not None and res.details["matched"] == 4
+
+
+# ---------------------------------------------------------------------------------------------
+# over the real protocol server
+
+
+def test_search_tools_through_the_server_subprocess(ws: Path) -> None:
+    write(ws, "src/app.py", "import os\nneedle = 1\n", T0 + 100)
+    write(ws, "src/util.py", "needle()\n", T0)
+    write(ws, "README.md", "no match\n", T0)
+    write(ws, ".git/x.md", "needle\n", T0)
+    out = serve([
+        {"id": 1, "op": "workspace", "root": str(ws)},
+        {"id": 2, "op": "call", "tool": "grep", "args": {"pattern": "needle"}},
+        {"id": 3, "op": "call", "tool": "grep", "args": {"pattern": "needle", "output_mode": "content",
+                                                         "path": "src/app.py", "context": 1}},
+        {"id": 4, "op": "call", "tool": "grep", "args": {"pattern": "needle", "output_mode": "count", "limit": 1,
+                                                         "path": "src/util.py"}},
+        {"id": 5, "op": "call", "tool": "grep", "args": {"pattern": "("}},
+        {"id": 6, "op": "call", "tool": "grep", "args": {"pattern": "x", "path": "missing"}},
+        {"id": 7, "op": "call", "tool": "glob", "args": {"pattern": "src/*.py", "sort": "modified", "limit": 1}},
+        {"id": 8, "op": "call", "tool": "glob", "args": {"pattern": "**/*.log", "include_ignored": True}},
+        {"id": 9, "op": "call", "tool": "glob", "args": {"pattern": "*.md", "path": ".git"}},
+        {"id": 10, "op": "shutdown"},
+    ])
+    assert out[2]["result"] == {"content": [{"type": "text", "text": "Found 2 files\nsrc/app.py\nsrc/util.py"}],
+                                "details": {"files": 2}, "is_error": False}
+    assert out[3]["result"]["content"] == [{"type": "text", "text": "app.py:1-import os\napp.py:2:needle = 1"}]
+    assert out[4]["result"] == {
+        "content": [{"type": "text", "text": "util.py:1\n\nFound 1 total occurrence across 1 file."}],
+        "details": {"files": 1, "matches": 1}, "is_error": False}
+    assert out[5]["ok"] is True and out[5]["result"]["is_error"] is True
+    assert out[5]["result"]["content"][0]["text"].startswith("Invalid search pattern: unclosed group. Escape")
+    assert out[5]["result"]["details"]["error_code"] == "invalid_regex"
+    assert out[6] == {"id": 6, "ok": False, "error": {
+        "message": f"grep path does not exist: {ws / 'missing'}", "kind": "tool"}}
+    assert out[7]["result"]["content"][0]["text"] == (
+        "src/app.py\n\n[Results truncated: showing 1 paths from offset 0. If the omitted remainder is needed, use "
+        "offset=1 with the same search arguments. Refine path/pattern or pass sort=\"modified\" to surface "
+        "recently changed files]")
+    assert out[7]["result"]["details"]["next_offset"] == 1
+    assert out[8] == {"id": 8, "ok": False, "error": {"message": INCLUDE_IGNORED_ERROR, "kind": "tool"}}
+    assert out[9]["result"]["content"] == [{"type": "text", "text": "No files matched"}]
+
+
+# ---------------------------------------------------------------------------------------------
+# corners: JavaScript semantics the spec's expressions imply
+
+
+def test_grep_glob_split_uses_javascript_whitespace(ws: Path, fake: FakeRg) -> None:
+    fake.respond(exit_code=1)
+    grep_tool.execute({"pattern": "p", "glob": "*.py\ufeff*.txt\x1c*.md"}, fake.ctx(ws))
+    assert fake.calls()[0]["argv"][5:8] == ["--glob=*.py", "--glob=*.txt\x1c*.md", SCAN[0]]
+
+
+def test_grep_count_total_parses_the_integer_after_the_last_colon(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="./a:3\n./b:x\n./c:+2\n")
+    res = grep_tool.execute({"pattern": "p", "output_mode": "count"}, fake.ctx(ws))
+    assert res.text.endswith("\n\nFound 5 total occurrences across 3 files.")
+
+
+def test_no_match_results_carry_an_empty_details_dict(ws: Path) -> None:
+    write(ws, "a.txt", "x\n")
+    (ws / ".git").mkdir()
+    for res in (grep(ws, pattern="zzz"), grep(ws, pattern="x", path=".git"),
+                grep(ws, pattern="zzz", output_mode="content"), glob(ws, pattern="*", path=".git")):
+        assert res.details == {}
+        assert res.is_error is False
+
+
+def test_glob_absolute_pattern_without_magic_uses_node_dirname_and_basename(ws: Path) -> None:
+    write(ws, "src/a.py", "")
+    write(ws, "lib/src", "")
+    # dirname("<ws>/src/") = "<ws>", basename = "src": an exact file name matched at any depth.
+    assert glob(ws, pattern=f"{ws}/src/").text == "lib/src"

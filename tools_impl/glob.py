@@ -97,12 +97,14 @@ def is_absolute_pattern(pattern: str) -> bool:
 def split_absolute_pattern(pattern: str) -> tuple[str, str]:
     """(root, relative pattern) of an absolute pattern (spec §7.2 step 2)."""
     if not has_magic(pattern):
+        # Node's path.dirname / path.basename: trailing separators are not part of the name.
         norm = pattern.replace("\\", "/")
-        cut = norm.rfind("/")
-        root = norm[:cut] if cut > 0 else "/"
+        stripped = norm.rstrip("/") or "/"
+        cut = stripped.rfind("/")
+        root = stripped[:cut] if cut > 0 else "/"
         if DRIVE_RE.match(root):
             root += "/"
-        return root, norm[cut + 1 :]
+        return root, stripped[cut + 1 :]
     magic = first_magic_index(pattern)
     cut = max(pattern.rfind("/", 0, magic), pattern.rfind("\\", 0, magic))
     if cut <= 0:
@@ -235,7 +237,7 @@ def execute(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise ToolError(f"glob path does not exist: {inp.path if inp.path is not None else search}") from None
     probe = ctx.profile.sensitive_root_probe
     if is_sensitive_search_path(search, probe) or is_sensitive_search_path(os.path.realpath(search), probe):
-        return text_result(NAME, NO_FILES)
+        return text_result(NAME, NO_FILES, {})
 
     prefix = static_dir_prefix(pattern)
     requested = os.path.normpath(os.path.join(search, prefix)) if prefix else search

@@ -24,7 +24,7 @@ from typing import Any
 
 from .context import ToolContext
 from .errors import ToolError
-from .jstext import cut_text_prefix, js_number, js_trim, utf8_len
+from .jstext import JS_WHITESPACE, cut_text_prefix, js_number, js_trim, utf8_len
 from .limits import apply_desktop_text_limit, continuation_hint, prefix_lines
 from .paths import search_root
 from .result import TextBlock, ToolResult, text_result
@@ -57,7 +57,8 @@ BYTE_CAP_FOOTER = "\n\n[Output hit the byte safety cap; totals may be incomplete
 FILES_PRESERVE_ARGS = ("pattern", "path", "glob", "ignoreCase", "literal", "output_mode", "limit")
 CONTENT_PRESERVE_ARGS = ("pattern", "path", "glob", "ignoreCase", "literal", "context", "output_mode", "limit")
 MODES = ("files_with_matches", "content", "count")
-GLOB_SPLIT_RE = re.compile(r"[,\s]+")
+# JavaScript's /[,\s]+/: its \s is the JS whitespace set, not Python's (which adds \x1c-\x1f, \x85).
+GLOB_SPLIT_RE = re.compile("[," + re.escape(JS_WHITESPACE) + "]+")
 MATCH_LINE_RE = re.compile(r"^\d+:")
 CONTEXT_LINE_RE = re.compile(r"^\d+-")
 GROUP_SEPARATOR = "--"
@@ -242,12 +243,13 @@ def format_files_page(files: Sequence[str], offset: int, limit: int) -> tuple[st
     return text, details
 
 
+COUNT_TAIL_RE = re.compile(r"^[+-]?\d+")
+
+
 def _count_of(line: str) -> int:
-    tail = line.rsplit(":", 1)[-1]
-    try:
-        return int(tail)
-    except ValueError:
-        return 0
+    """``parseInt`` of the text after the last ``:`` (0 when it is not a number)."""
+    m = COUNT_TAIL_RE.match(js_trim(line.rsplit(":", 1)[-1]))
+    return int(m.group(0)) if m else 0
 
 
 def format_count_page(lines: Sequence[str], offset: int, limit: int) -> tuple[str, dict[str, Any]]:
@@ -484,13 +486,13 @@ def execute(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise ToolError(f"grep path must be a file or directory: {resolved}")
     probe = ctx.profile.sensitive_root_probe
     if is_sensitive_search_path(resolved, probe) or is_sensitive_search_path(os.path.realpath(resolved), probe):
-        return text_result(NAME, NO_MATCHES)
+        return text_result(NAME, NO_MATCHES, {})
 
     res = run_rg(build_grep_argv(inp, target), cwd, ctx)
     if res.timed_out:
         raise ToolError("grep timed out")
     if res.exit_code == 1:
-        return text_result(NAME, NO_MATCHES)
+        return text_result(NAME, NO_MATCHES, {})
     if res.exit_code != 0 and not res.stdout_truncated:
         if "regex parse error:" in res.stderr.lower():
             return invalid_regex_result(res)
@@ -510,20 +512,20 @@ def _render(inp: GrepInputs, res: RgResult, cwd: str, ctx: ToolContext) -> ToolR
         files = sort_files(clean_lines(res.stdout), _mtime(cwd), ctx.profile.sort_by_name_only)
         files = [strip_dot_slash(f) for f in files]
         if not files:
-            return text_result(NAME, NO_MATCHES)
+            return text_result(NAME, NO_MATCHES, {})
         text, details = format_files_page(files, inp.offset, inp.limit)
         return text_result(NAME, text, details)
     if inp.mode == "count":
         lines = [strip_dot_slash(line) for line in clean_lines(res.stdout)]
         if not lines:
-            return text_result(NAME, NO_MATCHES)
+            return text_result(NAME, NO_MATCHES, {})
         text, details = format_count_page(lines, inp.offset, inp.limit)
         return text_result(NAME, text, details)
 
     page = page_content(res.stdout, inp.offset, inp.limit, ctx.profile.grep_max_total_bytes)
     body = "\n".join(ln.text for ln in page.lines).rstrip("\n")
     if js_trim(body) == "":
-        return text_result(NAME, NO_MATCHES)
+        return text_result(NAME, NO_MATCHES, {})
     notices = content_notices(page, inp.offset, inp.limit)
     full = body + (f"\n\n[{'. '.join(notices)}]" if notices else "")
     capped = cap_content(page, full, inp.offset, inp.limit, ctx.profile.grep_content_max_bytes,
