@@ -14,12 +14,11 @@ import pytest
 import yaml
 from docker_support import docker_engine, docker_image  # noqa: F401  (fixtures)
 
+from harness.backends.base import Capabilities
 from harness.backends.docker import LABEL_RUN_ID, DockerBackend, cleanup
-from harness.errors import ScenarioError
 from harness.loader import load_scenario, parse_scenario_text
 from harness.results import PASS
-from harness.runner import run_scenario
-from harness.scenario import Scenario
+from harness.runner import capability_mismatch, run_scenario
 
 REPO = Path(__file__).resolve().parents[1]
 HOSTILE = sorted((REPO / "scenarios" / "hostile").glob("*.yaml"))
@@ -40,18 +39,6 @@ processes: {left_behind: 0}
 """
 
 
-def load_hostile(path: Path) -> Scenario:
-    """Load with the real loader; while it does not yet know ``requires.isolation`` (documented in
-    docs/scenario-format.md), parse without that key so containment is still checked here."""
-    try:
-        return load_scenario(path)
-    except ScenarioError as exc:
-        if "isolation" not in str(exc):
-            raise
-        text = path.read_text(encoding="utf-8").replace("isolation: container, ", "")
-        return parse_scenario_text(text, str(path))
-
-
 def test_every_hostile_scenario_requires_container_isolation() -> None:
     assert len(HOSTILE) == 7
     for path in HOSTILE:
@@ -60,10 +47,12 @@ def test_every_hostile_scenario_requires_container_isolation() -> None:
         assert data["id"] == f"hostile/{path.stem}"
 
 
-@pytest.mark.xfail(reason="the scenario loader does not know requires.isolation yet", strict=False)
-def test_loader_keeps_the_isolation_requirement_so_local_runs_skip() -> None:
-    scenario = load_scenario(HOSTILE[0])
+@pytest.mark.parametrize("path", HOSTILE, ids=[p.stem for p in HOSTILE])
+def test_hostile_scenario_is_skipped_by_a_backend_without_container_isolation(path: Path) -> None:
+    scenario = load_scenario(path)
     assert ("isolation", "container") in scenario.requires.items()
+    assert capability_mismatch(scenario.requires.items(), Capabilities()) == (
+        "requires isolation=container; the backend has isolation=none")
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +76,7 @@ def backend(docker_image: str, hostile_run_id: str) -> Iterator[DockerBackend]: 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", HOSTILE, ids=[p.stem for p in HOSTILE])
 def test_hostile_scenario_is_contained_and_the_next_scenario_passes(backend: DockerBackend, path: Path) -> None:
-    result = run_scenario(backend, load_hostile(path))
+    result = run_scenario(backend, load_scenario(path))
     assert result.status == PASS, (result.message, [(s.id, s.status, s.messages, s.reason) for s in result.steps])
     assert backend.stray_processes() == []
     probe = run_scenario(backend, parse_scenario_text(NEXT_SCENARIO, "<probe>"))
@@ -103,7 +92,7 @@ def test_no_labelled_container_is_left_after_the_hostile_run(docker_image: str) 
 
     rid = "test-hostile-close-" + uuid.uuid4().hex[:8]
     b = DockerBackend(docker_image, run_id=rid)
-    run_scenario(b, load_hostile(REPO / "scenarios" / "hostile" / "closed-stdout.yaml"))
+    run_scenario(b, load_scenario(REPO / "scenarios" / "hostile" / "closed-stdout.yaml"))
     b.close()
     client = docker.from_env()
     assert client.containers.list(all=True, filters={"label": f"{LABEL_RUN_ID}={rid}"}) == []
