@@ -64,24 +64,19 @@ INCLUDE_IGNORED_ERROR = (
     "narrow the search scope before inspecting ignored artifacts"
 )
 
-FAKE_RG_SOURCE = """
-import json, os, sys, time
-log = os.environ.get("FAKE_RG_LOG")
-if log:
-    with open(log, "a", encoding="utf-8") as f:
-        f.write(json.dumps({"argv": sys.argv[1:], "cwd": os.getcwd(), "stdin": sys.stdin.read()}) + "\\n")
-out = os.environ.get("FAKE_RG_OUT")
-if out:
-    with open(out, "rb") as f:
-        sys.stdout.buffer.write(f.read())
-    sys.stdout.flush()
-err = os.environ.get("FAKE_RG_ERR")
-if err:
-    with open(err, "rb") as f:
-        sys.stderr.buffer.write(f.read())
-    sys.stderr.flush()
-time.sleep(float(os.environ.get("FAKE_RG_SLEEP", "0")))
-sys.exit(int(os.environ.get("FAKE_RG_EXIT", "0")))
+# POSIX sh keeps the stand-in cheap to spawn. One log record per call: cwd, newline, the argv
+# NUL-terminated, the byte count read from stdin, then a record separator (\036).
+FAKE_RG_SOURCE = r"""#!/bin/sh
+if [ -n "$FAKE_RG_LOG" ]; then
+    { pwd; printf '%s\0' "$@"; printf '%s\036' "$(cat | wc -c)"; } >> "$FAKE_RG_LOG"
+fi
+[ -n "$FAKE_RG_OUT" ] && cat "$FAKE_RG_OUT"
+[ -n "$FAKE_RG_ERR" ] && cat "$FAKE_RG_ERR" >&2
+[ -n "$FAKE_RG_PIDFILE" ] && echo $$ > "$FAKE_RG_PIDFILE"
+[ -n "$FAKE_RG_IGNORE_TERM" ] && trap '' TERM
+# exec: the sleeper is this very process, so a signal to it is a signal to "ripgrep"
+[ "${FAKE_RG_SLEEP:-0}" != "0" ] && exec sleep "$FAKE_RG_SLEEP"
+exit "${FAKE_RG_EXIT:-0}"
 """
 
 
@@ -107,7 +102,7 @@ class FakeRg:
     def __init__(self, base: Path) -> None:
         base.mkdir(parents=True, exist_ok=True)
         self.binary = base / "fake-rg"
-        self.binary.write_text(f"#!{sys.executable}\n{FAKE_RG_SOURCE}")
+        self.binary.write_text(FAKE_RG_SOURCE)
         self.binary.chmod(0o755)
         self.log = base / "log.jsonl"
         self.out = base / "stdout"
@@ -129,11 +124,18 @@ class FakeRg:
     def calls(self) -> list[dict[str, Any]]:
         if not self.log.exists():
             return []
-        return [json.loads(line) for line in self.log.read_text(encoding="utf-8").splitlines()]
+        out = []
+        for record in self.log.read_bytes().decode("utf-8").split("\036")[:-1]:
+            cwd, _, rest = record.partition("\n")
+            *argv, stdin_bytes = rest.split("\0")
+            out.append({"argv": argv, "cwd": cwd, "stdin": int(stdin_bytes.strip())})
+        return out
 
 
 @pytest.fixture
 def fake(tmp_path: Path) -> FakeRg:
+    if sys.platform == "win32":
+        pytest.skip("the recording ripgrep stand-in is a POSIX sh script")
     f = FakeRg(tmp_path / "fake")
     f.respond()
     return f
@@ -181,7 +183,7 @@ def test_grep_default_mode_argv_cwd_and_stdin(ws: Path, fake: FakeRg) -> None:
     [call] = fake.calls()
     assert call["argv"] == [*GREP_HEAD, "-l", *SCAN, *SENSITIVE, "--", "needle", "."]
     assert os.path.realpath(call["cwd"]) == os.path.realpath(ws)
-    assert call["stdin"] == ""  # §5: stdin ignored
+    assert call["stdin"] == 0  # §5: stdin ignored (nothing to read)
 
 
 def test_grep_count_mode_argv(ws: Path, fake: FakeRg) -> None:
@@ -1195,3 +1197,65 @@ def test_glob_absolute_pattern_without_magic_uses_node_dirname_and_basename(ws: 
     write(ws, "lib/src", "")
     # dirname("<ws>/src/") = "<ws>", basename = "src": an exact file name matched at any depth.
     assert glob(ws, pattern=f"{ws}/src/").text == "lib/src"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie still answers kill(0); look at its state
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def _pid(fake: FakeRg, timeout: float = 5) -> int:
+    pidfile = Path(str(fake.env["FAKE_RG_PIDFILE"]))
+    deadline = time.monotonic() + timeout
+    while not (pidfile.exists() and pidfile.read_text()):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    return int(pidfile.read_text())
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_timeout_escalates_to_sigkill_after_the_grace_period(ws: Path, fake: FakeRg, tmp_path: Path) -> None:
+    fake.respond(sleep=30)
+    fake.env.update({"FAKE_RG_IGNORE_TERM": "1", "FAKE_RG_PIDFILE": str(tmp_path / "pid")})
+    started = time.monotonic()
+    assert raised(grep_tool.execute, {"pattern": "p"}, fake.ctx(ws, rg_timeout_ms=200, rg_kill_grace_ms=400)) == (
+        "grep timed out")
+    assert 0.55 <= time.monotonic() - started < 10
+    assert not _alive(_pid(fake))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_abort_keeps_the_kill_escalation_armed(ws: Path, fake: FakeRg, tmp_path: Path) -> None:
+    fake.respond(sleep=30)
+    fake.env.update({"FAKE_RG_IGNORE_TERM": "1", "FAKE_RG_PIDFILE": str(tmp_path / "pid")})
+    ctx = fake.ctx(ws, rg_kill_grace_ms=500)
+    threading.Timer(0.3, ctx.abort.set).start()
+    started = time.monotonic()
+    with pytest.raises(ToolAborted):
+        glob_tool.execute({"pattern": "*"}, ctx)
+    assert time.monotonic() - started < 0.5 + 0.3  # raised before the grace period ran out
+    pid = _pid(fake)
+    assert _alive(pid)  # SIGTERM was ignored ...
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _alive(pid)  # ... and SIGKILL followed
+
+
+def test_grep_content_notice_alone_when_no_line_fits(ws: Path) -> None:
+    write(ws, "a.txt", "needle " + "x" * 400 + "\nneedle\n")
+    res = grep(ws, REFERENCE.replace(grep_content_max_bytes=150), pattern="needle", output_mode="content")
+    full = f"a.txt:1:needle {'x' * 400}\na.txt:2:needle"
+    expected = cap_notice(len(full.encode()), "", 0).encode()[:150].decode()  # the notice alone, cut
+    assert res.text == expected
+    assert res.details is not None
+    assert res.details["desktop_output_truncation"]["next_offset"] == 0
+    assert res.details["desktop_output_truncation"]["returned_bytes"] == 150

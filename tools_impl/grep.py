@@ -419,7 +419,8 @@ def cap_content(page: ContentPage, full_text: str, offset: int, limit: int, max_
     warnings = base_warnings
     if not any(ln.is_match for ln in kept):
         first = next((i for i, ln in enumerate(page.lines) if ln.is_match), None)
-        if first is not None:
+        # Only when there is leading context to drop: the warning says it was omitted.
+        if first is not None and first > 0:
             warnings = [*base_warnings, "leading context was omitted to keep pagination progressing"]
             kept, text = attempt(page.lines[first:], warnings)
     while kept and not kept[-1].is_match:
