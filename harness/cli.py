@@ -7,6 +7,7 @@ line per problem, never a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import uuid
@@ -54,7 +55,7 @@ def backend_factory(spec: str) -> tuple[BackendFactory, str]:
     if spec == "docker" or spec.startswith("docker:"):
         image = spec[7:] or None if spec.startswith("docker:") else None
         try:
-            from .backends import docker as docker_mod
+            docker_mod = importlib.import_module("harness.backends.docker")
         except ImportError as exc:
             raise InfrastructureError(f"the docker backend is not available: {exc}") from None
         cls = getattr(docker_mod, "DockerBackend", None)
