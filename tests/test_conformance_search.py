@@ -1259,3 +1259,17 @@ def test_grep_content_notice_alone_when_no_line_fits(ws: Path) -> None:
     assert res.details is not None
     assert res.details["desktop_output_truncation"]["next_offset"] == 0
     assert res.details["desktop_output_truncation"]["returned_bytes"] == 150
+
+
+@pytest.mark.parametrize("tool", [grep_tool, glob_tool])
+def test_blank_path_uses_javascript_trim(ws: Path, fake: FakeRg, tool: Any) -> None:
+    fake.respond(exit_code=1)
+    tool.execute({"pattern": "*.py", "path": "\ufeff \t"}, fake.ctx(ws))
+    assert os.path.realpath(fake.calls()[0]["cwd"]) == os.path.realpath(ws)
+
+
+def test_glob_escaping_pattern_prefix_is_ignored_for_scope(ws: Path) -> None:
+    (ws / "sub").mkdir()
+    args = {"pattern": "../x/*.log", "include_ignored": True}
+    assert raised(glob_tool.execute, args, make_context(str(ws))) == INCLUDE_IGNORED_ERROR
+    assert glob_tool.execute({**args, "path": "sub"}, make_context(str(ws))).text == "No files matched"

@@ -213,7 +213,8 @@ def execute(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if not inp.pattern:
         raise ToolError("glob pattern is required")
     pattern = inp.pattern
-    base = search_root(inp.path, ctx.root)
+    # "blank" is JavaScript's trim() set (paths.search_root strips Python's set).
+    base = search_root(None if inp.path is None or js_trim(inp.path) == "" else inp.path, ctx.root)
     search = base
     if is_absolute_pattern(pattern):
         pattern_root, pattern = split_absolute_pattern(pattern)

@@ -474,7 +474,8 @@ def execute(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     inp = normalise_inputs(args, ctx.profile.grep_default_limit)
     if not inp.pattern:
         raise ToolError("grep pattern is required")
-    resolved = search_root(inp.path, ctx.root)
+    # "blank" is JavaScript's trim() set (paths.search_root strips Python's set).
+    resolved = search_root(None if inp.path is None or js_trim(inp.path) == "" else inp.path, ctx.root)
     try:
         st = os.stat(resolved)
     except OSError:
