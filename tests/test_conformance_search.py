@@ -1273,3 +1273,19 @@ def test_glob_escaping_pattern_prefix_is_ignored_for_scope(ws: Path) -> None:
     args = {"pattern": "../x/*.log", "include_ignored": True}
     assert raised(glob_tool.execute, args, make_context(str(ws))) == INCLUDE_IGNORED_ERROR
     assert glob_tool.execute({**args, "path": "sub"}, make_context(str(ws))).text == "No files matched"
+
+
+def test_grep_and_glob_calls_run_in_parallel_over_the_server(ws: Path, fake: FakeRg) -> None:
+    fake.respond(stdout="a.py\n", sleep=1.5)
+    env = {k: v for k, v in fake.env.items() if v is not None}
+    started = time.monotonic()
+    out = serve([
+        {"id": 1, "op": "workspace", "root": str(ws), "env": env, "profile": {"rg_binary": str(fake.binary)}},
+        {"id": 2, "op": "call", "tool": "glob", "args": {"pattern": "*.py"}},
+        {"id": 3, "op": "call", "tool": "grep", "args": {"pattern": "x"}},
+        {"id": 4, "op": "call", "tool": "glob", "args": {"pattern": "*.py"}},
+    ])
+    assert time.monotonic() - started < 4.2  # three 1.5 s runs overlapped (spec §0.7: mode parallel)
+    assert out[2]["result"]["content"][0]["text"] == "a.py"
+    assert out[3]["result"]["content"][0]["text"] == "Found 1 files\na.py"
+    assert len(fake.calls()) == 3

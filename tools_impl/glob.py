@@ -35,6 +35,7 @@ from .rg_policy import (
 )
 
 NAME = "glob"
+MODE = "parallel"  # execution mode, spec §0.7
 SCHEMA: dict[str, Any] = {
     "properties": {
         "pattern": {"type": "string"},

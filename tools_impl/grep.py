@@ -32,6 +32,7 @@ from .rg import RgResult, run_rg
 from .rg_policy import is_sensitive_search_path, scan_exclude_args, sensitive_exclude_args
 
 NAME = "grep"
+MODE = "parallel"  # execution mode, spec §0.7
 SCHEMA: dict[str, Any] = {
     "properties": {
         "pattern": {"type": "string"},
