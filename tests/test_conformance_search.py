@@ -64,11 +64,12 @@ INCLUDE_IGNORED_ERROR = (
     "narrow the search scope before inspecting ignored artifacts"
 )
 
-# POSIX sh keeps the stand-in cheap to spawn. One log record per call: cwd, newline, the argv
-# NUL-terminated, the byte count read from stdin, then a record separator (\036).
+# POSIX sh keeps the stand-in cheap to spawn. One log file per call (``<log>.<pid>``, so parallel
+# calls cannot interleave): cwd, newline, the argv NUL-terminated, the byte count read from stdin,
+# then a record separator (\036).
 FAKE_RG_SOURCE = r"""#!/bin/sh
 if [ -n "$FAKE_RG_LOG" ]; then
-    { pwd; printf '%s\0' "$@"; printf '%s\036' "$(cat | wc -c)"; } >> "$FAKE_RG_LOG"
+    { pwd; printf '%s\0' "$@"; printf '%s\036' "$(cat | wc -c)"; } > "$FAKE_RG_LOG.$$"
 fi
 [ -n "$FAKE_RG_OUT" ] && cat "$FAKE_RG_OUT"
 [ -n "$FAKE_RG_ERR" ] && cat "$FAKE_RG_ERR" >&2
@@ -104,7 +105,7 @@ class FakeRg:
         self.binary = base / "fake-rg"
         self.binary.write_text(FAKE_RG_SOURCE)
         self.binary.chmod(0o755)
-        self.log = base / "log.jsonl"
+        self.log = base / "log"
         self.out = base / "stdout"
         self.err = base / "stderr"
         self.env: dict[str, str | None] = {"FAKE_RG_LOG": str(self.log)}
@@ -122,10 +123,10 @@ class FakeRg:
         return make_context(str(root), env=self.env, profile=self.profile(**changes))
 
     def calls(self) -> list[dict[str, Any]]:
-        if not self.log.exists():
-            return []
+        logs = sorted(self.log.parent.glob(self.log.name + ".*"), key=lambda p: (p.stat().st_mtime_ns, p.name))
         out = []
-        for record in self.log.read_bytes().decode("utf-8").split("\036")[:-1]:
+        for log in logs:
+            record = log.read_bytes().decode("utf-8").split("\036")[0]
             cwd, _, rest = record.partition("\n")
             *argv, stdin_bytes = rest.split("\0")
             out.append({"argv": argv, "cwd": cwd, "stdin": int(stdin_bytes.strip())})
