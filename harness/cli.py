@@ -262,6 +262,32 @@ def cmd_selfcheck(args: argparse.Namespace, out: TextIO) -> int:
     return report.exit_code
 
 
+def cmd_images_build(args: argparse.Namespace, out: TextIO) -> int:
+    from .images.build import build_image
+
+    for name in args.names:
+        report = build_image(name, force=args.force, progress=None if args.quiet else (lambda m: print(m, file=out)))
+        print(f"{report.tag} {report.method} {report.seconds:.1f}s", file=out)
+    return EXIT_OK
+
+
+def cmd_docker_cleanup(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        from .backends.docker import cleanup
+    except ImportError as exc:
+        raise InfrastructureError(f"the docker backend is not available: {exc}") from None
+    import docker
+
+    try:  # cleanup() itself treats "no engine" as "nothing to remove"; a user asking should know
+        docker.from_env(timeout=10).ping()
+    except Exception as exc:
+        raise InfrastructureError(f"no Docker engine reachable: {exc}") from None
+    removed = cleanup(args.run_id)
+    scope = f" of run {args.run_id}" if args.run_id else ""
+    print(f"toolproof: removed {removed} leftover container(s){scope}", file=out)
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="toolproof", description="Conformance and replay tests for coding-agent tools.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -330,6 +356,20 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("--baseline", metavar="F", help="baseline file (default: baselines/<implementation>.yaml)")
     u.add_argument("--write", action="store_true")
     u.set_defaults(func=cmd_baseline_update)
+
+    p = sub.add_parser("images", help="build toolproof's container images")
+    isub = p.add_subparsers(dest="images_command", required=True, metavar="ACTION")
+    b = isub.add_parser("build", help="build images from their recipes (cached when the recipe is unchanged)")
+    b.add_argument("names", nargs="+", metavar="NAME", help="linux-bash | linux-pwsh | windows-pwsh")
+    b.add_argument("--force", action="store_true", help="rebuild even when the recipe hash is unchanged")
+    b.add_argument("--quiet", action="store_true", help="print only the result line")
+    b.set_defaults(func=cmd_images_build)
+
+    p = sub.add_parser("docker", help="docker backend maintenance")
+    dsub = p.add_subparsers(dest="docker_command", required=True, metavar="ACTION")
+    c = dsub.add_parser("cleanup", help="remove leftover worker containers of earlier runs (by label)")
+    c.add_argument("--run-id", metavar="ID", help="only containers of this run")
+    c.set_defaults(func=cmd_docker_cleanup)
     return parser
 
 
