@@ -103,6 +103,17 @@ def _norm_context(scenario: Scenario, backend: Backend, hello: HelloInfo, root: 
     return NormContext(roots=tuple(roots), tmpdirs=tuple(tmpdirs), homes=tuple(homes))
 
 
+def infrastructure_result(scenario: Scenario, exc: HarnessError, context: str = "") -> ScenarioResult:
+    """An infrastructure failure before the scenario could start. A backend that cannot exist
+    here by design (e.g. a pwsh image where no registry can be reached) says so with a
+    ``skip_reason`` attribute: that is a skip with that reason, never a pass and never an error."""
+    base = {"path": scenario.path, "title": scenario.title, "tags": scenario.tags}
+    reason = getattr(exc, "skip_reason", None)
+    if reason:
+        return ScenarioResult(scenario.id, SKIP, reason=str(reason), **base)  # type: ignore[arg-type]
+    return ScenarioResult(scenario.id, ERROR, message=f"infrastructure: {context}{exc}", **base)  # type: ignore[arg-type]
+
+
 def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook | None = None,
                  keep_observations: bool = True) -> ScenarioResult:
     """Run one scenario on a started-or-startable backend. Raises nothing: infrastructure
@@ -112,7 +123,7 @@ def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook
     try:
         hello = backend.start()
     except HarnessError as exc:
-        return ScenarioResult(scenario.id, ERROR, message=f"infrastructure: {exc}", **base)  # type: ignore[arg-type]
+        return infrastructure_result(scenario, exc)
     reason = skip_reason(scenario, hello)
     if reason:
         return ScenarioResult(scenario.id, SKIP, reason=reason, **base)  # type: ignore[arg-type]
@@ -237,8 +248,7 @@ class Runner:
         try:
             backend = self._backend()
         except HarnessError as exc:
-            res = ScenarioResult(scenario.id, ERROR, scenario.path, scenario.title, scenario.tags,
-                                 message=f"infrastructure: {exc}")
+            res = infrastructure_result(scenario, exc)
         else:
             res = None
             if getattr(self._local, "dirty", False):
@@ -246,8 +256,7 @@ class Runner:
                     backend.restart()
                     self._local.dirty = False
                 except HarnessError as exc:
-                    res = ScenarioResult(scenario.id, ERROR, scenario.path, scenario.title, scenario.tags,
-                                         message=f"infrastructure: backend restart failed: {exc}")
+                    res = infrastructure_result(scenario, exc, "backend restart failed: ")
             if res is None:
                 snap = self.snapshot_factory(scenario) if self.snapshot_factory else None
                 res = run_scenario(backend, scenario, snapshot=snap, keep_observations=self.keep_observations)
