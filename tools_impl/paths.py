@@ -16,6 +16,7 @@ from collections.abc import Callable
 from urllib.parse import unquote, urlparse
 
 from .errors import ToolError
+from .jstext import js_trim
 
 SPECIAL_SPACES_RE = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 AM_PM_RE = re.compile(r" (AM|PM)\.", re.IGNORECASE)
@@ -129,7 +130,7 @@ def wrapper_resolve(path: str, root: str, home: str, exists: Callable[[str], boo
 
 def search_root(path: str | None, root: str) -> str:
     """Search root of a grep/glob ``path`` (spec §5): blank → root; absolute → normalised; else joined."""
-    if path is None or path.strip() == "":
+    if path is None or js_trim(path) == "":
         return root
     if os.path.isabs(path):
         return os.path.normpath(path)
