@@ -110,6 +110,10 @@ class _RunState:
 
 _tracked: set[int] = set()
 _tracked_lock = threading.Lock()
+_tracked_cond = threading.Condition(_tracked_lock)
+_spawning = 0  # spawns between Popen and tracking; cleanup waits for them
+_closed = False  # set by the exit-time cleanup: later spawns are killed at once
+SPAWN_SETTLE_TIMEOUT_S = 2.0
 
 
 def track_pid(pid: int) -> None:
@@ -127,16 +131,51 @@ def tracked_pids() -> frozenset[int]:
         return frozenset(_tracked)
 
 
-def kill_all_tracked() -> None:
-    """SIGKILL every tracked process group at once (emergency cleanup; no grace period)."""
-    with _tracked_lock:
+def _begin_spawn() -> None:
+    global _spawning
+    with _tracked_cond:
+        if _closed:
+            raise ToolAborted(STATUS_ABORTED)
+        _spawning += 1
+
+
+def _end_spawn(pid: int | None) -> bool:
+    """Register a spawned pid; False (and the group SIGKILLed) when cleanup already ran."""
+    global _spawning
+    with _tracked_cond:
+        _spawning -= 1
+        _tracked_cond.notify_all()
+        if pid is None:
+            return True
+        if not _closed:
+            _tracked.add(pid)
+            return True
+    _kill_tree_now(pid)
+    return False
+
+
+def kill_all_tracked(*, final: bool = False) -> None:
+    """SIGKILL every tracked process group at once (emergency cleanup; no grace period).
+
+    Spawns in progress are waited for (bounded), so a command whose process exists but is not yet
+    registered is not missed. ``final`` (the ``atexit`` run) also kills any later spawn at once.
+    """
+    global _closed
+    with _tracked_cond:
+        if final:
+            _closed = True
+        _tracked_cond.wait_for(lambda: _spawning == 0, SPAWN_SETTLE_TIMEOUT_S)
         pids = list(_tracked)
         _tracked.clear()
     for pid in pids:
         _kill_tree_now(pid)
 
 
-atexit.register(kill_all_tracked)
+def _emergency_cleanup() -> None:
+    kill_all_tracked(final=True)
+
+
+atexit.register(_emergency_cleanup)
 
 
 # -- pure helpers ---------------------------------------------------------------------------
@@ -424,9 +463,14 @@ def run_command(
         max_bytes=profile.engine_max_bytes,
         separate_decoders=profile.patch(PATCH_BASH_PARENT_DEATH_GUARD),
     )
-    proc = _spawn(argv, inputs.cwd, spawn_env, stdin_text)
+    _begin_spawn()
+    try:
+        proc = _spawn(argv, inputs.cwd, spawn_env, stdin_text)
+    except BaseException:
+        _end_spawn(None)
+        raise
     pid = proc.pid
-    track_pid(pid)
+    _end_spawn(pid)
     escalation: threading.Timer | None = None
     state = _RunState()
     try:
