@@ -221,7 +221,7 @@ def test_full_output_path_is_parsed_from_the_last_match() -> None:
 _line = st.text(alphabet=st.sampled_from(["a", "é", "€", "𝄞", " "]), max_size=120)
 
 
-@given(st.lists(_line, max_size=60), st.integers(min_value=200, max_value=3000), st.booleans())
+@given(st.lists(_line, max_size=60), st.integers(min_value=400, max_value=3000), st.booleans())
 def test_head_tail_output_never_exceeds_its_budget_and_never_cuts_inside_a_utf8_sequence(
         lines: list[str], max_bytes: int, with_path: bool) -> None:
     """The capped text fits ``max_bytes`` and every retained piece is intact UTF-8 from the input."""
@@ -234,12 +234,15 @@ def test_head_tail_output_never_exceeds_its_budget_and_never_cuts_inside_a_utf8_
     if utf8_len(text) <= max_bytes:
         assert out == text
     else:
-        pieces = out.split("\n\n")
-        notice_idx = next(i for i, p in enumerate(pieces) if p.startswith("[desktop bash output truncated"))
-        head = "\n\n".join(pieces[:notice_idx])
-        tail = "\n\n".join(pieces[notice_idx + 1:])
-        assert text.startswith(head)
-        assert text.rstrip("\n").endswith(tail)
+        path = details["fullOutputPath"] if details else None
+        template = bash.CAP_NOTICE_WITH_PATH if path else bash.CAP_NOTICE_NO_PATH
+        notice = template.format(original_bytes=utf8_len(text), path=path)
+        idx = out.index(notice)  # max_bytes >= 400 always leaves room for the whole notice
+        head, tail = out[:idx], out[idx + len(notice):]
+        assert head == "" or head.endswith("\n\n")
+        assert tail == "" or tail.startswith("\n\n")
+        assert text.startswith(head[:-2])
+        assert text.rstrip("\n").endswith(tail[2:])
 
 
 # -- envSanitized ---------------------------------------------------------------------------
