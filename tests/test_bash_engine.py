@@ -289,3 +289,11 @@ def test_taskkill_argv_resolution() -> None:
         "C:\\Windows\\System32\\taskkill.exe", "/T", "/PID", "42"]
     assert taskkill_argv(42, force=True, env=env, hardened=False) == ["taskkill", "/F", "/T", "/PID", "42"]
     assert taskkill_argv(7, force=True, env={"windir": "D:\\W\\"}, hardened=True)[0] == "D:\\W\\System32\\taskkill.exe"
+
+
+def test_pwsh_type_shell_gets_powershell_arguments(tmp_path: Path) -> None:
+    fake = tmp_path / "pwsh"
+    fake.write_text('#!/bin/sh\nprintf "%s|" "$@"\n')
+    fake.chmod(0o755)
+    res = run("Write-Output hi", tmp_path, profile=REFERENCE.replace(shell_path=str(fake)))
+    assert res.text == "-NoProfile|-NonInteractive|-Command|Write-Output hi|"
