@@ -280,3 +280,39 @@ def test_upstream_profile_raises_engine_errors(tmp_path: Path) -> None:
     assert info.value.message == "(no output)\n\nCommand exited with code 5"
     assert bash.execute({"command": "echo hi"}, ctx).details is None
     assert os.path.isdir(ctx.root)
+
+
+# -- refused spawn (rm-shim preflight) --------------------------------------------------------
+
+def _broken_shim_ctx(tmp_path: Path, profile: Profile) -> tuple[ToolContext, str]:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    (data_dir / "shims").write_text("not a directory")  # re-seeding the shim must fail
+    ctx = ctx_for(tmp_path, profile.replace(data_dir=str(data_dir)))
+    message = (f"The recoverable-delete rm shim at {data_dir}/shims/rm is missing or not executable and could "
+               "not be re-seeded. Refusing to start bash, because deletes would bypass the trash and become "
+               "unrecoverable. Check that the MiniMax Code data directory is writable, then restart the app "
+               "to re-seed the shim.")
+    return ctx, message
+
+
+def test_refused_spawn_is_the_returned_error_text(tmp_path: Path, profile: Profile) -> None:
+    ctx, message = _broken_shim_ctx(tmp_path, profile)
+    marker = tmp_path / "ran"
+    res = bash.execute({"command": f"touch {marker}"}, ctx)
+    assert (res.is_error, res.text) == (True, message)
+    assert not marker.exists()
+
+
+def test_refused_background_spawn_is_a_start_failure(tmp_path: Path) -> None:
+    ctx, message = _broken_shim_ctx(tmp_path, REFERENCE)
+    res = bash.execute({"command": "true", "run_in_background": True}, ctx)
+    assert (res.is_error, res.text) == (True, f"<bash_error>{message}</bash_error>")
+    assert res.details == {"status": "failed"}
+
+
+def test_rm_shim_is_first_on_path_when_data_dir_is_set(tmp_path: Path, profile: Profile) -> None:
+    data_dir = tmp_path / "data"
+    ctx = ctx_for(tmp_path, profile.replace(data_dir=str(data_dir)))
+    res = bash.execute({"command": "command -v rm"}, ctx)
+    assert res.text == f"{data_dir}/shims/rm\n"

@@ -9,9 +9,11 @@ also uses as ``allowBashAutoPromotion``) — the reference default; otherwise th
 (the engine inline). Both return engine failures as isError results with the engine's text.
 
 Interpretation notes:
-- The environment is sanitised before a managed or background task is created, so a refused
-  spawn (the rm-shim preflight) is a start failure there (``<bash_error>…</bash_error>``,
-  ``details.status = 'failed'``); on the direct path its message is the returned error text.
+- The sanitising spawn hook runs inside the engine on every path (as in the reference, where the
+  background executor carries it). A refused spawn (the rm-shim preflight) is therefore the
+  returned error text on the direct and managed paths; explicit background waits until the hook
+  has run and reports a refusal as a start failure (``<bash_error>…</bash_error>``,
+  ``details.status = 'failed'``), which also makes its ``envSanitized`` report deterministic.
 - ``Profile.wrapper = False`` runs the bare pi engine: the raw ``timeout`` (no default, no cap),
   no sanitising spawn hook, no caps, and engine errors are raised.
 """
@@ -23,7 +25,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .bash_engine import engine_env, run_command, sanitizing_hook
+from .bash_engine import SpawnHook, engine_env, run_command, sanitizing_hook
 from .context import Session, ToolContext
 from .errors import ToolAborted, ToolError
 from .limits import apply_desktop_text_limit, continuation_hint, head_tail_lines
@@ -88,6 +90,7 @@ HINT_BASH_INSTRUCTION = ("Do not blindly rerun a potentially side-effecting comm
 # JavaScript /Full output:\s*(.+?)\](?:\n|$)/gi — `$` without the m flag is end of input only.
 FULL_OUTPUT_RE = re.compile(r"Full output:\s*(.+?)\](?:\n|\Z)", re.IGNORECASE)
 ENV_SANITIZED_KEY = "envSanitized"
+SPAWN_PREPARE_WAIT_S = 10.0
 
 
 def schema_for(profile: Profile) -> dict[str, Any]:
@@ -165,13 +168,11 @@ def report_env_sanitized(result: ToolResult, removed: tuple[str, ...] | list[str
 
 # -- environment ----------------------------------------------------------------------------
 
-def _sanitized_env(ctx: ToolContext) -> tuple[dict[str, str], tuple[str, ...]]:
-    """Engine env base plus the sanitising spawn hook, computed up front (may raise ToolError)."""
-    from .env_sanitize import agent_bash_env_policy, sanitize_bash_subprocess_env
+def _sanitizing_hook(ctx: ToolContext, removed: list[str]) -> SpawnHook:
+    """The agent policy's sanitising spawn hook (§8.11.3); removed names land in ``removed``."""
+    from .env_sanitize import agent_bash_env_policy
 
-    base = engine_env(ctx.env, ctx.home)
-    res = sanitize_bash_subprocess_env(base, agent_bash_env_policy(ctx), ctx.profile)
-    return dict(res.env), tuple(res.removed)
+    return sanitizing_hook(agent_bash_env_policy(ctx), ctx.profile, removed)
 
 
 def _host_trash(args: Mapping[str, object], ctx: ToolContext) -> ToolResult | None:
@@ -208,13 +209,15 @@ def execute(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 def _explicit_background(command: str, raw_timeout: object, ctx: ToolContext) -> ToolResult:
     from .tasks import MODE_BACKGROUND, manager_for
 
-    timeout = _finite_number(raw_timeout)
-    try:
-        env, removed = _sanitized_env(ctx)
-        task = manager_for(ctx.session).start(ctx, command, timeout=timeout, execution_mode=MODE_BACKGROUND,
-                                              env=env)
-    except ToolError as exc:
-        text = BASH_ERROR_TEMPLATE.format(message=exc.message or BACKGROUND_START_FAILED)
+    removed: list[str] = []
+    task = manager_for(ctx.session).start(ctx, command, timeout=_finite_number(raw_timeout),
+                                          execution_mode=MODE_BACKGROUND, env=engine_env(ctx.env, ctx.home),
+                                          spawn_hook=_sanitizing_hook(ctx, removed))
+    # Wait until the spawn hook has run so that a refused spawn is a start failure and the
+    # envSanitized report is deterministic.
+    task.spawn_prepared.wait(SPAWN_PREPARE_WAIT_S)
+    if task.spawn_error is not None:
+        text = BASH_ERROR_TEMPLATE.format(message=task.spawn_error.message or BACKGROUND_START_FAILED)
         return text_result(NAME, text, {"status": STATUS_FAILED}, is_error=True)
     details = {**task.executor_details, "status": STATUS_STARTED, "task_id": task.id}
     result = text_result(NAME, background_result_text(task.id, STATUS_STARTED), details)
@@ -224,12 +227,9 @@ def _explicit_background(command: str, raw_timeout: object, ctx: ToolContext) ->
 def _managed_foreground(command: str, timeout: float, ctx: ToolContext) -> ToolResult:
     from .tasks import run_managed_foreground
 
-    try:
-        env, removed = _sanitized_env(ctx)
-    except ToolError as exc:
-        text = BASH_ERROR_TEMPLATE.format(message=exc.message or MANAGED_START_FAILED)
-        return text_result(NAME, text, {"status": STATUS_FAILED}, is_error=True)
-    outcome = run_managed_foreground(ctx, command, timeout=timeout, env=env, executor_details={})
+    removed: list[str] = []
+    outcome = run_managed_foreground(ctx, command, timeout=timeout, env=engine_env(ctx.env, ctx.home),
+                                     spawn_hook=_sanitizing_hook(ctx, removed))
     task = outcome.task
     if outcome.status != STATUS_COMPLETED:
         details = {**task.executor_details, "status": STATUS_AUTO_PROMOTED, "task_id": task.id}
@@ -251,10 +251,9 @@ def _managed_foreground(command: str, timeout: float, ctx: ToolContext) -> ToolR
 
 def _direct_foreground(command: str, timeout: float, ctx: ToolContext) -> ToolResult:
     removed: list[str] = []
-    hook = _direct_hook(ctx, removed)
     try:
         res = run_command(command, cwd=ctx.root, env=engine_env(ctx.env, ctx.home), profile=ctx.profile,
-                          timeout=timeout, abort=ctx.abort, spawn_hook=hook)
+                          timeout=timeout, abort=ctx.abort, spawn_hook=_sanitizing_hook(ctx, removed))
         result = text_result(NAME, res.text, res.details)
     except ToolAborted:
         raise
@@ -266,12 +265,6 @@ def _direct_foreground(command: str, timeout: float, ctx: ToolContext) -> ToolRe
                              is_error=True)
     result = cap_bash_result(result, ctx.profile.bash_max_bytes)
     return report_env_sanitized(result, removed, ctx.session)
-
-
-def _direct_hook(ctx: ToolContext, removed: list[str]) -> Any:
-    from .env_sanitize import agent_bash_env_policy
-
-    return sanitizing_hook(agent_bash_env_policy(ctx), ctx.profile, removed)
 
 
 def _execute_upstream(args: dict[str, Any], ctx: ToolContext) -> ToolResult:

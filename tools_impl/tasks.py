@@ -52,7 +52,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .bash_engine import EngineResult, run_command
+from .bash_engine import EngineResult, SpawnHook, SpawnInputs, run_command
 from .errors import ToolAborted, ToolError
 from .profile import Profile
 
@@ -169,6 +169,8 @@ class BashTask:
         self.final_text: str | None = None
         self.delivered = False
         self.executor_details: dict[str, Any] = {}
+        self.spawn_error: ToolError | None = None
+        self.spawn_prepared = threading.Event()  # the spawn hook ran (or failed, or never will)
         self._lock = threading.Condition()
         self._chunks: list[str] = []
         self._chars = 0  # total characters ever appended
@@ -220,8 +222,13 @@ class BashTask:
     def _on_watchdog(self) -> None:
         self.request_abort(ABORT_TIMEOUT)
 
-    def run(self, *, cwd: str, env: Mapping[str, str], profile: Profile) -> None:
-        """Thread body: run the engine and record the terminal state."""
+    def run(self, *, cwd: str, env: Mapping[str, str], profile: Profile,
+            spawn_hook: SpawnHook | None = None) -> None:
+        """Thread body: run the engine and record the terminal state.
+
+        ``spawn_hook`` is the sanitising hook (it reports removed names through its own sink);
+        its ``ToolError`` is the task's failure and is also kept in ``spawn_error``.
+        """
         self.status = RUNNING
         self.started_at = time.time()
         self._watchdog = threading.Timer(self.max_run_ms / 1000, self._on_watchdog)
@@ -231,9 +238,19 @@ class BashTask:
         def on_spawn(pid: int) -> None:
             self.pid = pid
 
+        def hook(inputs: SpawnInputs) -> SpawnInputs:
+            try:
+                return spawn_hook(inputs) if spawn_hook is not None else inputs
+            except ToolError as exc:
+                self.spawn_error = exc
+                raise
+            finally:
+                self.spawn_prepared.set()
+
         try:
             result = run_command(self.command, cwd=cwd, env=env, profile=profile, timeout=self.timeout,
-                                 abort=self.abort, on_data=self.append_output, on_spawn=on_spawn)
+                                 abort=self.abort, spawn_hook=hook, on_data=self.append_output,
+                                 on_spawn=on_spawn)
         except ToolAborted as exc:
             self.engine_error = exc
             if self.abort_reason == ABORT_TIMEOUT:
@@ -257,6 +274,7 @@ class BashTask:
             self._finish(SUCCEEDED, None, None)
 
     def _finish(self, status: str, error: TaskError | None, status_text: str | None) -> None:
+        self.spawn_prepared.set()
         if self._watchdog is not None:
             self._watchdog.cancel()
         with self._lock:
@@ -304,8 +322,12 @@ class TaskManager:
         self._lock = threading.Lock()
 
     def start(self, ctx: ToolContext, command: str, *, timeout: float | None, execution_mode: str,
-              env: Mapping[str, str], executor_details: dict[str, Any] | None = None) -> BashTask:
-        """Create a task (``queued``) and start its engine thread. ``env`` is the final spawn env."""
+              env: Mapping[str, str], spawn_hook: SpawnHook | None = None) -> BashTask:
+        """Create a task (``queued``) and start its engine thread.
+
+        ``env`` is the engine's environment base; ``spawn_hook`` (the sanitising hook) runs in the
+        task's thread right before the spawn, like in the foreground engine.
+        """
         profile = ctx.profile
         max_run_ms = cap_background_bash_max_run_ms(resolve_background_bash_max_run_ms(timeout, profile), profile)
         session = ctx.session
@@ -324,9 +346,9 @@ class TaskManager:
             while task_id in self._tasks:
                 task_id = new_task_id()
             task = BashTask(task_id, command, metadata, timeout=timeout, max_run_ms=max_run_ms)
-            task.executor_details = dict(executor_details or {})
             self._tasks[task_id] = task
-        t = threading.Thread(target=task.run, kwargs={"cwd": ctx.root, "env": dict(env), "profile": profile},
+        t = threading.Thread(target=task.run, kwargs={"cwd": ctx.root, "env": dict(env), "profile": profile,
+                                                      "spawn_hook": spawn_hook},
                              name=f"bash-task-{task_id}", daemon=True)
         t.start()
         return task
@@ -382,7 +404,7 @@ class ManagedOutcome:
 
 
 def run_managed_foreground(ctx: ToolContext, command: str, *, timeout: float, env: Mapping[str, str],
-                           executor_details: dict[str, Any]) -> ManagedOutcome:
+                           spawn_hook: SpawnHook | None = None) -> ManagedOutcome:
     """Start the command as a task and race it against ``Profile.bash_soft_yield_ms``.
 
     The call's abort signal is forwarded to the task until it completes or is promoted; a
@@ -390,7 +412,7 @@ def run_managed_foreground(ctx: ToolContext, command: str, *, timeout: float, en
     """
     mgr = manager_for(ctx.session)
     task = mgr.start(ctx, command, timeout=timeout, execution_mode=MODE_MANAGED, env=env,
-                     executor_details=executor_details)
+                     spawn_hook=spawn_hook)
     soft_yield_s = ctx.profile.bash_soft_yield_ms / 1000
     deadline = time.monotonic() + soft_yield_s
     while not task.done.is_set():
