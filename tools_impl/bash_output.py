@@ -114,24 +114,30 @@ class FormattedOutput:
 
 
 class _RollingText:
-    """A decoded tail kept between ``keep`` and ``2 * keep`` UTF-8 bytes."""
+    """A decoded tail kept between ``keep`` and ``2 * keep`` UTF-8 bytes (chunks joined lazily)."""
 
     def __init__(self, keep: int) -> None:
         self.keep = keep
-        self.text = ""
+        self._parts: list[str] = []
         self.nbytes = 0
         self.cut = False
         self.starts_mid_line = False
 
+    @property
+    def text(self) -> str:
+        if len(self._parts) > 1:
+            self._parts = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
     def append(self, text: str, nbytes: int) -> None:
-        self.text += text
+        self._parts.append(text)
         self.nbytes += nbytes
         if self.nbytes > ROLLING_FACTOR * self.keep:
             data = self.text.encode("utf-8", "surrogatepass")
             kept = utf8_safe_suffix(data, self.keep)
             start = len(data) - len(kept)
             self.starts_mid_line = start > 0 and data[start - 1] != 0x0A
-            self.text = kept.decode("utf-8", "surrogatepass")
+            self._parts = [kept.decode("utf-8", "surrogatepass")]
             self.nbytes = len(kept)
             self.cut = True
 
