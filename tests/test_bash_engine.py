@@ -297,3 +297,16 @@ def test_pwsh_type_shell_gets_powershell_arguments(tmp_path: Path) -> None:
     fake.chmod(0o755)
     res = run("Write-Output hi", tmp_path, profile=REFERENCE.replace(shell_path=str(fake)))
     assert res.text == "-NoProfile|-NonInteractive|-Command|Write-Output hi|"
+
+
+def test_streaming_updates_start_empty_and_are_throttled(tmp_path: Path) -> None:
+    updates: list[EngineResult] = []
+    res = run_command("for i in 1 2 3 4 5 6; do echo $i; sleep 0.05; done", cwd=str(tmp_path),
+                      env=dict(os.environ), profile=REFERENCE, timeout=None, abort=threading.Event(),
+                      on_update=updates.append)
+    assert res.text == "1\n2\n3\n4\n5\n6\n"
+    assert updates[0].text == ""
+    texts = [u.text for u in updates[1:]]
+    assert texts and all(t and res.text.startswith(t) for t in texts)
+    assert 1 <= len(texts) <= 5  # ~300 ms of output at one update per 100 ms
+    assert texts == sorted(texts, key=len)

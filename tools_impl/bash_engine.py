@@ -78,6 +78,7 @@ class SpawnInputs:
 
 SpawnHook = Callable[[SpawnInputs], SpawnInputs]
 DataCallback = Callable[[str], None]
+UpdateCallback = Callable[["EngineResult"], None]
 
 
 @dataclass(frozen=True)
@@ -440,12 +441,15 @@ def run_command(
     spawn_hook: SpawnHook | None = None,
     on_data: DataCallback | None = None,
     on_spawn: Callable[[int], None] | None = None,
+    on_update: UpdateCallback | None = None,
 ) -> EngineResult:
     """Run ``command`` in a fresh shell (see the module docstring for the full contract).
 
     ``env`` is the engine's environment base (``engine_env``); ``spawn_hook`` may rewrite command,
     cwd and env before the spawn; ``on_data`` receives decoded output text in arrival order;
-    ``on_spawn`` receives the pid (= pgid) once the process exists.
+    ``on_spawn`` receives the pid (= pgid) once the process exists; ``on_update`` receives the
+    streaming updates of §8.8 (one empty update at start, then ``formatOutput(snapshot, "")``
+    at most once per ``Profile.bash_update_throttle_ms``).
     """
     inputs = SpawnInputs(command, cwd, dict(env))
     if spawn_hook is not None:
@@ -478,7 +482,10 @@ def run_command(
             on_spawn(pid)
         if stdin_text is not None and proc.stdin is not None:
             threading.Thread(target=_feed_stdin, args=(proc.stdin, stdin_text), daemon=True).start()
-        escalation = _read_until_complete(proc, acc, state, profile, inputs.env, timeout, abort, on_data)
+        if on_update is not None:
+            on_update(EngineResult("", None, None))
+        escalation = _read_until_complete(proc, acc, state, profile, inputs.env, timeout, abort, on_data,
+                                          on_update)
     finally:
         acc.close()
         if escalation is None:
@@ -521,6 +528,7 @@ def _read_until_complete(
     timeout: float | None,
     abort: threading.Event,
     on_data: DataCallback | None,
+    on_update: UpdateCallback | None = None,
 ) -> threading.Timer | None:
     reader: _PosixReader | _ThreadReader = _PosixReader(proc) if sys.platform != "win32" else _ThreadReader(proc)
     start = time.monotonic()
@@ -528,6 +536,9 @@ def _read_until_complete(
     grace_s = profile.bash_exit_stdio_grace_ms / 1000
     exit_at: float | None = None
     escalation: threading.Timer | None = None
+    throttle_s = profile.bash_update_throttle_ms / 1000
+    last_update = start
+    dirty = False
     try:
         while True:
             now = time.monotonic()
@@ -551,9 +562,15 @@ def _read_until_complete(
             if exit_at is not None:
                 wait = min(wait, max(0.0, exit_at + grace_s - now))
             for stream, data in reader.read(wait):
+                dirty = True
                 text = acc.push(data, stream)
                 if text and on_data is not None:
                     on_data(text)
+            if on_update is not None and dirty and time.monotonic() - last_update >= throttle_s:
+                last_update = time.monotonic()
+                dirty = False
+                out = format_output(acc.snapshot(), "")
+                on_update(EngineResult(out.text, out.details, None))
     finally:
         reader.close()
 
