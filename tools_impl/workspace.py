@@ -27,9 +27,14 @@ def clear_directory(root: str) -> None:
 
 
 def extract_archive(root: str, archive_b64: str) -> int:
-    """Extract a base64 tar into ``root``; return the number of members. The archive is trusted
-    (the harness built it): links may point anywhere, as a hostile scenario may require."""
-    data = base64.b64decode(archive_b64)
+    """Extract a base64 tar into ``root``; return the number of members."""
+    return extract_tar(root, base64.b64decode(archive_b64))
+
+
+def extract_tar(root: str, data: bytes) -> int:
+    """Extract tar bytes into ``root`` keeping modes, links, FIFOs and mtimes; return the number
+    of members. The archive is trusted (the harness built it): links may point anywhere, as a
+    hostile scenario may require."""
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
         members = tar.getmembers()
         # Python < 3.11.4 (e.g. Debian bookworm's 3.11.2 in the container images) has no

@@ -6,7 +6,6 @@ workspaces are temp dirs on the host, and final file states are read from the ho
 from __future__ import annotations
 
 import base64
-import io
 import os
 import shutil
 import signal
@@ -15,6 +14,8 @@ import subprocess
 import tarfile
 import tempfile
 from typing import Any
+
+from tools_impl.workspace import extract_tar
 
 from ..errors import InfrastructureError
 from ..protocol import ProtocolClient, Response
@@ -54,15 +55,7 @@ def describe_host_path(path: str) -> FileState:
 
 def extract_on_host(root: str, archive: bytes) -> None:
     """Extract a harness-built (trusted) tar into ``root``, keeping modes, links, FIFOs and mtimes."""
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        members = tar.getmembers()
-        tar.extractall(root, members=members, filter="fully_trusted")
-        for m in members:
-            if m.isdir():
-                try:
-                    os.utime(os.path.join(root, m.name), (m.mtime, m.mtime))
-                except OSError:
-                    pass
+    extract_tar(root, archive)
 
 
 class ProcessBackend(Backend):
