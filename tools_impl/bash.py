@@ -20,12 +20,12 @@ Interpretation notes:
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from .bash_engine import SpawnHook, engine_env, run_command, sanitizing_hook
+from .bash_timeouts import finite_number, resolve_foreground_timeout
 from .context import Session, ToolContext
 from .errors import ToolAborted, ToolError
 from .limits import apply_desktop_text_limit, continuation_hint, head_tail_lines
@@ -98,22 +98,6 @@ def schema_for(profile: Profile) -> dict[str, Any]:
 
 
 # -- pure helpers (§8.2, §8.3, §8.10, §8.11.4) ---------------------------------------------------
-
-def _finite_number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return value if math.isfinite(value) else None
-
-
-def resolve_foreground_timeout(timeout: object, profile: Profile | None = None) -> float:
-    """Absent, non-finite or ``<= 0`` → 120; otherwise ``min(timeout, 300)`` (fractions kept)."""
-    default = profile.bash_default_timeout_s if profile else 120
-    maximum = profile.bash_max_timeout_s if profile else 300
-    t = _finite_number(timeout)
-    if t is None or t <= 0:
-        return default
-    return min(t, maximum)
-
 
 def full_output_path_from_text(text: str) -> str | None:
     """The last ``Full output: <path>]`` in an engine error message."""
@@ -210,7 +194,7 @@ def _explicit_background(command: str, raw_timeout: object, ctx: ToolContext) ->
     from .tasks import MODE_BACKGROUND, manager_for
 
     removed: list[str] = []
-    task = manager_for(ctx.session).start(ctx, command, timeout=_finite_number(raw_timeout),
+    task = manager_for(ctx.session).start(ctx, command, timeout=finite_number(raw_timeout),
                                           execution_mode=MODE_BACKGROUND, env=engine_env(ctx.env, ctx.home),
                                           spawn_hook=_sanitizing_hook(ctx, removed))
     # Wait until the spawn hook has run so that a refused spawn is a start failure and the
@@ -271,7 +255,7 @@ def _execute_upstream(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     """Bare pi engine: raw timeout, no sanitising hook, no caps; errors are raised."""
     if ctx.abort.is_set():
         raise ToolAborted("Command aborted")
-    timeout = _finite_number(args.get("timeout"))
+    timeout = finite_number(args.get("timeout"))
     res = run_command(str(args["command"]), cwd=ctx.root, env=engine_env(ctx.env, ctx.home),
                       profile=ctx.profile, timeout=timeout, abort=ctx.abort)
     return text_result(NAME, res.text, res.details)

@@ -1,8 +1,11 @@
-"""The two ways a tool call can fail by raising (spec §0.2).
+"""The two ways a tool call can fail by raising (spec §0.2), plus the protocol server's error
+for a malformed request.
 
 ``ToolError`` is a raised tool error: its ``str()`` is exactly the text the model sees.
 ``ToolAborted`` is cancellation through the abort signal; it is kept distinct so that callers
-can tell a cancelled call from a failed one.
+can tell a cancelled call from a failed one. ``ProtocolError`` lives here (not in ``server``) so
+that modules serving protocol ops (``tasks``) raise the very class the server catches, also when
+the server runs as ``python -m tools_impl.server`` (where its own module is ``__main__``).
 """
 
 from __future__ import annotations
@@ -31,3 +34,7 @@ class ToolAborted(ToolError):
 
 class ArgumentError(ToolError):
     """Arguments rejected by the host-side schema validation (spec §0.7)."""
+
+
+class ProtocolError(Exception):
+    """A malformed protocol request; the server answers it with ``kind: protocol``."""

@@ -33,7 +33,7 @@ from typing import IO, Any
 
 from . import IMPLEMENTATION_NAME, __version__
 from .context import Session, ToolContext, make_env
-from .errors import ArgumentError, ToolAborted, ToolError
+from .errors import ArgumentError, ProtocolError, ToolAborted, ToolError
 from .params import validate_args
 from .profile import ALL_PATCHES, REFERENCE, Profile, profile_from_json
 from .registry import load_tool, tool_names
@@ -53,10 +53,6 @@ DEFAULT_TOOL_MODES: dict[str, str] = {
 
 JsonObj = dict[str, Any]
 LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
-
-
-class ProtocolError(Exception):
-    """A malformed request; answered with ``kind: protocol``."""
 
 
 def capabilities() -> JsonObj:

@@ -42,9 +42,7 @@ Unknown task ids raise ``ToolError`` (``No background task with id "<id>"``).
 
 from __future__ import annotations
 
-import math
 import secrets
-import sys
 import threading
 import time
 import uuid
@@ -53,7 +51,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .bash_engine import EngineResult, SpawnHook, SpawnInputs, run_command
-from .errors import ToolAborted, ToolError
+from .bash_timeouts import cap_background_bash_max_run_ms, resolve_background_bash_max_run_ms
+from .errors import ProtocolError, ToolAborted, ToolError
 from .profile import Profile
 
 if TYPE_CHECKING:
@@ -97,23 +96,6 @@ WAIT_SLICE_S = 0.02
 
 
 # -- pure functions (spec §8.2) ---------------------------------------------------------------
-
-def resolve_background_bash_max_run_ms(timeout: float | None, profile: Profile | None = None) -> float:
-    """``explicit = t > 0 ? t*1000 : 0``; ``min(MAX, max(DEFAULT, explicit))``."""
-    default = profile.bash_background_max_run_ms if profile else 30 * 60 * 1000
-    maximum = profile.bash_max_background_run_ms if profile else 2_147_483_647
-    explicit = timeout * 1000 if timeout is not None and not math.isnan(timeout) and timeout > 0 else 0
-    return min(maximum, max(default, explicit))
-
-
-def cap_background_bash_max_run_ms(ms: float, profile: Profile | None = None) -> float:
-    """NaN → the default; else ``min(MAX, max(1, ms))``."""
-    default = profile.bash_background_max_run_ms if profile else 30 * 60 * 1000
-    maximum = profile.bash_max_background_run_ms if profile else 2_147_483_647
-    if math.isnan(ms):
-        return default
-    return min(maximum, max(1, ms))
-
 
 def _ms_text(ms: float) -> str:
     from .jstext import js_number
@@ -439,28 +421,12 @@ def run_managed_foreground(ctx: ToolContext, command: str, *, timeout: float, en
 
 # -- protocol operations ----------------------------------------------------------------------
 
-def _protocol_error(message: str) -> Exception:
-    """The server's ``ProtocolError`` (answered with ``kind: protocol``).
-
-    Under ``python -m tools_impl.server`` the server's classes live in ``__main__``, not in
-    ``tools_impl.server``; raise the class the running server actually catches.
-    """
-    from .server import ProtocolError
-
-    main = sys.modules.get("__main__")
-    spec = getattr(main, "__spec__", None)
-    cls: object = getattr(main, "ProtocolError", None) if spec is not None and spec.name == "tools_impl.server" else None
-    if isinstance(cls, type) and issubclass(cls, Exception):
-        return cls(message)
-    return ProtocolError(message)
-
-
 def _task_id(op: str, req: Mapping[str, Any], required: bool = True) -> str | None:
     tid = req.get("task_id")
     if tid is None and not required:
         return None
     if not isinstance(tid, str):
-        raise _protocol_error(f"{op}: field 'task_id' must be a string")
+        raise ProtocolError(f"{op}: field 'task_id' must be a string")
     return tid
 
 
@@ -470,13 +436,13 @@ def task_output(session: Session, req: Mapping[str, Any]) -> dict[str, Any]:
     task = manager_for(session).get(tid)
     block = req.get("block", False)
     if not isinstance(block, bool):
-        raise _protocol_error("task_output: field 'block' must be a boolean")
+        raise ProtocolError("task_output: field 'block' must be a boolean")
     timeout_ms = req.get("timeout_ms", DEFAULT_BLOCK_TIMEOUT_MS)
     if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, (int, float)) or timeout_ms < 0:
-        raise _protocol_error("task_output: field 'timeout_ms' must be a non-negative number")
+        raise ProtocolError("task_output: field 'timeout_ms' must be a non-negative number")
     since = req.get("since", 0)
     if isinstance(since, bool) or not isinstance(since, int) or since < 0:
-        raise _protocol_error("task_output: field 'since' must be a non-negative integer")
+        raise ProtocolError("task_output: field 'since' must be a non-negative integer")
     if block:
         task.done.wait(timeout_ms / 1000)
     done = task.done.is_set()
@@ -523,4 +489,4 @@ def handle_op(session: Session, op: str, req: dict[str, Any]) -> dict[str, Any]:
         return task_stop(session, req)
     if op == "task_query":
         return task_query(session, req)
-    raise _protocol_error(f"unknown task op {op!r}")
+    raise ProtocolError(f"unknown task op {op!r}")

@@ -14,7 +14,6 @@ runtime): ``ctx.session.state["host_trash"]`` is a dict with
 
 from __future__ import annotations
 
-import math
 import ntpath
 import os
 import re
@@ -24,6 +23,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from .bash_timeouts import resolve_foreground_timeout
 from .context import ToolContext
 from .env_sanitize import BashEnvPolicy, resolve_bash_env_policy, sanitize_bash_subprocess_env
 from .errors import ToolError
@@ -192,15 +192,6 @@ def resolve_agent_bash_env_policy(ctx: ToolContext, platform: str = sys.platform
 
 
 # ---------------------------------------------------------------- Windows host trash (§8.12.2)
-
-
-def resolve_foreground_timeout(timeout: object, profile: Profile) -> float:
-    """§8.2: absent, non-finite or <= 0 → the default; else capped at the foreground maximum."""
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        return profile.bash_default_timeout_s
-    if not math.isfinite(timeout) or timeout <= 0:
-        return profile.bash_default_timeout_s
-    return min(float(timeout), profile.bash_max_timeout_s)
 
 
 def win_is_absolute(path: str) -> bool:
