@@ -55,9 +55,14 @@ def skip_reason(scenario: Scenario, hello: HelloInfo) -> str | None:
     reason = capability_mismatch(req.items(), hello.capabilities)
     if reason:
         return reason
-    missing = [t for t in req.tools if t not in hello.tools]
+    # the tools the steps call are required implicitly, like the ones `requires.tools` names
+    wanted_tools = dict.fromkeys([*req.tools, *(step.tool for step in scenario.steps if step.tool)])
+    missing = [t for t in wanted_tools if t not in hello.tools]
     if missing:
         return f"requires tools {', '.join(missing)}; the implementation offers {', '.join(hello.tools) or 'none'}"
+    missing_ops = [op for op in dict.fromkeys(step.op for step in scenario.steps if step.op) if op not in hello.ops]
+    if missing_ops:
+        return f"requires protocol ops {', '.join(missing_ops)}; the implementation supports {', '.join(hello.ops)}"
     surfaces = hello.surfaces or (hello.surface,)
     if scenario.surface not in surfaces:
         return f"requires surface {scenario.surface}; the implementation speaks {', '.join(surfaces)}"

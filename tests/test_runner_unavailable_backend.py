@@ -59,3 +59,26 @@ def test_other_start_failures_are_infrastructure_errors() -> None:
     assert [s.status for s in run.scenarios] == [ERROR, ERROR]
     assert run.scenarios[0].message == "infrastructure: engine on fire"
     assert run.exit_code == 2
+
+
+def _hello(tools: tuple[str, ...], ops: tuple[str, ...]) -> HelloInfo:
+    return HelloInfo.from_json({"implementation": "x", "version": "1", "protocol": 1, "surface": "pi",
+                                "surfaces": ["pi", "minimax"], "tools": list(tools), "ops": list(ops)})
+
+
+def test_tools_called_by_steps_are_required_implicitly() -> None:
+    from harness.runner import skip_reason
+
+    scenario = parse_scenario_text(SCENARIO, "a.yaml")
+    assert skip_reason(scenario, _hello(("read", "write", "edit"), ("hello", "call"))) == (
+        "requires tools bash; the implementation offers read, write, edit")
+    assert skip_reason(scenario, _hello(("bash",), ("hello", "call"))) is None
+
+
+def test_protocol_ops_used_by_steps_must_be_supported() -> None:
+    from harness.runner import skip_reason
+
+    text = SCENARIO + "  - op: task_query\n    args: {}\n"
+    scenario = parse_scenario_text(text, "a.yaml")
+    assert skip_reason(scenario, _hello(("bash",), ("hello", "workspace", "call", "shutdown"))) == (
+        "requires protocol ops task_query; the implementation supports hello, workspace, call, shutdown")
