@@ -126,11 +126,21 @@ def _run(scenarios: list[Scenario], backend: str, jobs: int, out: TextIO, *, sha
 def _print_summary(run: RunResult, out: TextIO) -> None:
     from .reports import summary_line
 
+    # Scenario-level infrastructure errors usually share one cause (a backend that cannot
+    # start): print each distinct message once, listing the scenarios it hit.
+    infra: dict[str, list[str]] = {}
     for res in run.scenarios:
+        if res.status == ERROR and res.message and not res.steps:
+            cause = res.message.replace("backend restart failed: ", "")
+            infra.setdefault(cause, []).append(res.id)
+            continue
         if res.status in (FAIL, ERROR, STALE):
             print(f"\n{STATUS_WORDS[res.status]} {res.id}  ({res.path})", file=out)
             for line in res.failure_text.splitlines():
                 print(f"    {line}", file=out)
+    for cause, ids in infra.items():
+        shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        print(f"\n{STATUS_WORDS[ERROR]} {len(ids)} scenario(s): {shown}\n    {cause}", file=out)
     if not _plain_output():
         from rich.console import Console
         from rich.table import Table

@@ -1,0 +1,25 @@
+"""Console output of `toolproof run` for infrastructure failures: one cause, printed once."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_an_unstartable_backend_is_reported_once_with_the_scenarios_it_hit(tmp_path: Path) -> None:
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.yaml").write_text(
+            f"id: t/{name}\ntitle: {name}\nsteps:\n  - tool: read\n    args: {{path: x}}\n")
+    missing = tmp_path / "no-such-server"
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(tmp_path), "--backend", f"cmd:{missing}"],
+                          cwd=REPO, capture_output=True, text=True, env={"CI": "true", "PATH": "/usr/bin:/bin"},
+                          timeout=60)
+    assert proc.returncode == 2
+    lines = proc.stdout.splitlines()
+    assert "ERROR 3 scenario(s): t/a, t/b, t/c" in lines
+    assert lines.count(f"    infrastructure: cannot start implementation 'cmd:{missing}': "
+                       f"[Errno 2] No such file or directory: '{missing}'") == 1
+    assert lines[-1].startswith("toolproof: 3 error in ")
