@@ -8,7 +8,8 @@ Interpretation notes (the spec leaves these open):
 - Layer A compares the *upper-cased* variable name against the prefixes, the two exact names and
   the four lists, so ``mavis_port`` is removed like ``MAVIS_PORT`` (the spec's sentence has one
   subject, "whose upper-cased name"; on Windows names are case-insensitive anyway).
-- ``CI`` / ``GITHUB_ACTIONS`` are trimmed before the truthiness test.
+- ``CI`` / ``GITHUB_ACTIONS`` are tested literally (not trimmed): truthy when non-empty and not,
+  case-insensitively, ``0``/``false``/``no``/``off``.
 - A value of ``None`` in the input mapping counts as "undefined": the name is dropped from the
   result when a rule matches it but is never reported in ``removed``.
 """
@@ -74,8 +75,7 @@ def is_env_truthy(value: str | None) -> bool:
     """``CI``-style flag: set, non-empty and not ``0``/``false``/``no``/``off`` (any case)."""
     if value is None:
         return False
-    v = js_trim(value)
-    return v != "" and v.lower() not in FALSY_FLAG_VALUES
+    return value != "" and value.lower() not in FALSY_FLAG_VALUES
 
 
 def resolve_mode(overrides: Mapping[str, object] | None, env_source: Mapping[str, str], profile: Profile) -> str:

@@ -3,8 +3,8 @@
 Everything that touches the machine — platform, environment, file existence, ``which``/``where``
 — is injectable, so the Windows branches are testable on any OS.
 
-Interpretation notes: the custom-shell type test (``pwsh`` / ``powershell`` substring) is
-case-insensitive; the remainder of the reference ``No shell found. Options:`` text is unverified
+Interpretation notes: the custom-shell type test (``pwsh`` / ``powershell`` substring) is the
+literal, case-sensitive "contains" of the spec; the remainder of the reference ``No shell found. Options:`` text is unverified
 and is modelled on the upstream message.
 """
 
@@ -95,11 +95,11 @@ def _config_for(path: str, kind: str) -> ShellConfig:
 
 
 def custom_shell_type(path: str) -> str:
-    """Type of an explicit ``shellPath``: ``pwsh`` / ``powershell`` by substring, else ``bash``."""
-    lowered = path.lower()
-    if "pwsh" in lowered:
+    """Type of an explicit ``shellPath``: ``pwsh`` / ``powershell`` by (case-sensitive) substring,
+    else ``bash``."""
+    if "pwsh" in path:
         return SHELL_TYPE_PWSH
-    if "powershell" in lowered:
+    if "powershell" in path:
         return SHELL_TYPE_POWERSHELL
     return SHELL_TYPE_BASH
 

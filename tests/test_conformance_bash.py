@@ -1,0 +1,672 @@
+"""Black-box conformance of the ``bash`` tool against spec §0, §1 (tail truncation and the
+head+tail cap), §8, §9 (Claude Code profile), §10 (bash toggles) and §11.
+
+Every expected value below is derived from the spec text alone (its templates, constants and own
+examples), not from the implementation. The tool is driven the way an outside test would: through
+``execute(args, ctx)`` with ``tools_impl.context.make_context`` (or a session with a pinned
+environment, so that the caller's own variables cannot change ``envSanitized``), and for a
+representative subset through ``python -m tools_impl.server`` over real pipes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tools_impl import bash, tasks
+from tools_impl.bash_output import OutputAccumulator
+from tools_impl.context import Session, ToolContext, make_context
+from tools_impl.env_sanitize import resolve_bash_env_policy, sanitize_bash_subprocess_env
+from tools_impl.errors import ToolAborted, ToolError
+from tools_impl.limits import head_tail_lines, truncate_tail
+from tools_impl.profile import REFERENCE, UPSTREAM_PI, Profile
+from tools_impl.result import ToolResult
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX bash conformance")
+
+REPO = Path(__file__).resolve().parent.parent
+KIB24 = 24 * 1024
+TASK_ID_RE = r"[A-Za-z0-9_-]+"
+FULL_PATH_RE = r"(/[^\]\n]*/pi-bash-[0-9a-f]{16}\.log)"
+
+# Spec §8.13.4, verbatim.
+BACKGROUND_TAIL = (" The owning conversation will automatically resume when it finishes; use "
+                   "task_query/task_output to inspect incremental output and task_stop to cancel it.\n"
+                   "</bash_background>")
+LEAD_STARTED = "Started local background bash task."
+LEAD_PROMOTED = ("The command is still running and was yielded to a managed background task without "
+                 "restarting it.")
+
+# Spec §8.11.1, verbatim.
+SCRUB_24 = [
+    "MCODE_PROVIDER_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
+    "ANTHROPIC_FOUNDRY_API_KEY", "ANTHROPIC_CUSTOM_HEADERS", "OPENAI_API_KEY", "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_LOGS_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK", "GOOGLE_APPLICATION_CREDENTIALS",
+    "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PATH", "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_RUNTIME_URL", "FIGMA_API_TOKEN",
+    "FIGMA_TOKEN", "E2E_AUTH_TOKEN",
+]
+MANAGED_RUNTIME_KEYS = ["MAVIS_ACCESS_TOKEN", "MAVIS_REGION", "MAVIS_BUILD_ENV", "__MAVIS_DISABLE_SAFETY",
+                        "MAVIS_SQLITE3_MODULE_PATH", "ELECTRON_RUN_AS_NODE"]
+LEGACY_RUNTIME_ENV_KEYS = [
+    "__MAVIS_RUNTIME_PORT", "__MAVIS_RUNTIME_DATA_DIR", "__MAVIS_RUNTIME_PROFILE",
+    "__MAVIS_RUNTIME_DISABLE_GIT_AUTO_CONFIG", "__MAVIS_RUNTIME_SKIP_PID_PORT", "__MAVIS_RUNTIME_MANAGED",
+    "__MAVIS_RUNTIME_AGENT_NAME", "__MAVIS_RUNTIME_SESSION_ID", "__MAVIS_RUNTIME_DAEMON_URL", "MAVIS_PORT",
+    "MINIMAX_DATA_DIR", "MAVIS_DATA_DIR", "MAVIS_PROFILE", "MAVIS_SKIP_PID_PORT", "MAVIS_MANAGED_RUNTIME",
+    "AGENTARCHON_PORT", "AGENTARCHON_DATA_DIR", "AGENTARCHON_PROFILE",
+]
+PARENT_HINT_KEYS = [
+    "__MAVIS_PARENT_DAEMON_URL", "__MAVIS_PARENT_DATA_DIR", "__MAVIS_PARENT_SESSION_ID",
+    "__MAVIS_PARENT_AGENT_NAME", "__MAVIS_PARENT_MANAGED", "__MAVIS_PARENT_ACCESS_TOKEN",
+    "__MAVIS_PARENT_REAL_USER_ID", "__MAVIS_PARENT_USER_EMAIL", "__MAVIS_PARENT_USER_NAME",
+    "__MAVIS_PARENT_SUB_USER_NAME", "__MAVIS_PARENT_AUTH_SECRET",
+]
+ASR_KEYS = ["ASR_PROXY_JWT_SECRET", "ASR_PROXY_TOKEN", "ASR_TENANT_ID"]
+
+DIRECT = REFERENCE.replace(can_consume_background_output=False)  # no task_output: direct foreground
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def clean_env(home: Path, **extra: str) -> dict[str, str]:
+    """A pinned tool environment: nothing of the caller's leaks into envSanitized."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
+           "TMPDIR": str(home / "tmp")}
+    (home / "tmp").mkdir(parents=True, exist_ok=True)
+    env.update(extra)
+    return env
+
+
+def pinned(root: Path, profile: Profile = REFERENCE, **extra: str) -> ToolContext:
+    home = root.parent / f"{root.name}-home"
+    return ToolContext(Session(root=str(root), env=clean_env(home, **extra), profile=profile))
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root
+
+
+def outcome(args: dict[str, Any], ctx: ToolContext) -> tuple[str, str, dict[str, Any], bool]:
+    """('result', text, details, is_error) or ('raised', message, {}, True)."""
+    try:
+        res = bash.execute(args, ctx)
+    except ToolError as exc:
+        return "raised", exc.message, {}, True
+    return "result", res.text, dict(res.details or {}), res.is_error
+
+
+def run_text(args: dict[str, Any], ctx: ToolContext) -> str:
+    kind, text, _, _ = outcome(args, ctx)
+    return text
+
+
+def utf8(s: str) -> int:
+    return len(s.encode("utf-8", "surrogatepass"))
+
+
+def format_size(n: int) -> str:
+    """§1.1 formatSize; the tests only use values whose toFixed(1) has no tie."""
+    if n < 1024:
+        return f"{n}B"
+    if n < 1048576:
+        return f"{n / 1024:.1f}KB"
+    return f"{n / 1048576:.1f}MB"
+
+
+def wait_for(cond: Callable[[], bool], timeout_s: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return cond()
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purposes.
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+# ---------------------------------------------------------------- independent spec models (§1)
+
+
+def spec_utf8_prefix(data: bytes, limit: int) -> bytes:
+    cut = min(limit, len(data))
+    while 0 < cut < len(data) and (data[cut] & 0xC0) == 0x80:
+        cut -= 1
+    return data[:cut]
+
+
+def spec_utf8_suffix(data: bytes, limit: int) -> bytes:
+    start = max(0, len(data) - limit)
+    while start < len(data) and (data[start] & 0xC0) == 0x80:
+        start += 1
+    return data[start:]
+
+
+def spec_head_tail(text: str, max_bytes: int, notice: str) -> str | None:
+    """§1.2 head+tail strategy, step by step; None when the text is returned unchanged."""
+    if utf8(text) <= max_bytes:
+        return None
+    stripped = text.rstrip("\n")
+    lines = stripped.split("\n") if stripped else []
+    note = spec_utf8_prefix(notice.encode(), max_bytes).decode()
+    body_budget = max(0, max_bytes - utf8(note) - 4)
+    head_budget = math.floor(body_budget * 0.45)
+    tail_budget = body_budget - head_budget
+    k = 0
+    while k < len(lines) and utf8("\n".join(lines[: k + 1])) <= head_budget:
+        k += 1
+    head = "\n".join(lines[:k])
+    if k == 0 and lines and utf8(lines[0]) > head_budget:
+        head = spec_utf8_prefix(lines[0].encode(), head_budget).decode()
+    rest = lines[k:]
+    m = 0
+    while m < len(rest) and utf8("\n".join(rest[len(rest) - m - 1:])) <= tail_budget:
+        m += 1
+    whole_tail = "\n".join(rest[len(rest) - m:]) if m else ""
+    tail = whole_tail
+    before = len(rest) - m - 1
+    if before >= 0 and utf8(rest[before]) > tail_budget:
+        remaining = tail_budget - utf8(whole_tail) - (1 if whole_tail else 0)
+        if remaining > 0:
+            piece = spec_utf8_suffix(rest[before].encode(), remaining).decode()
+            tail = piece + "\n" + whole_tail if whole_tail else piece
+    out = "\n\n".join(p for p in (head, note, tail) if p)
+    if utf8(out) > max_bytes:
+        out = spec_utf8_prefix(out.encode(), max_bytes).decode()
+    return out
+
+
+def cap_notice_no_path(original: int) -> str:
+    return (f"[desktop bash output truncated: original_bytes={original}; head+tail shown; boundary lines may be "
+            "UTF-8 byte-truncated; rerun with a narrower command or redirect output to a file and use read.]")
+
+
+def cap_notice_with_path(original: int, path: str) -> str:
+    return (f"[desktop bash output truncated: original_bytes={original}; head+tail shown; boundary lines may be "
+            f"UTF-8 byte-truncated; Full output: {path}]")
+
+
+# ---------------------------------------------------------------- §1 truncateTail and head+tail
+
+
+def test_truncate_tail_keeps_whole_lines_from_the_end_and_counts_without_the_final_empty_line() -> None:
+    r = truncate_tail("a\nb\nc\n", max_lines=2, max_bytes=100)
+    assert (r.content, r.truncated, r.truncated_by) == ("b\nc", True, "lines")
+    assert (r.total_lines, r.output_lines, r.total_bytes, r.output_bytes) == (3, 2, 6, 3)
+    assert (r.last_line_partial, r.first_line_exceeds_limit, r.max_lines, r.max_bytes) == (False, False, 2, 100)
+
+
+def test_truncate_tail_returns_content_unchanged_within_both_limits() -> None:
+    r = truncate_tail("a\nb\n", max_lines=2, max_bytes=4)
+    assert (r.content, r.truncated, r.truncated_by, r.total_lines) == ("a\nb\n", False, None, 2)
+
+
+def test_truncate_tail_by_bytes_counts_joining_newlines() -> None:
+    r = truncate_tail("aaa\nbbb\nccc", max_lines=10, max_bytes=7)
+    assert (r.content, r.truncated_by, r.output_lines, r.output_bytes) == ("bbb\nccc", "bytes", 2, 7)
+
+
+def test_truncate_tail_keeps_a_utf8_safe_suffix_of_an_oversized_last_line() -> None:
+    r = truncate_tail("x\n" + "é" * 3, max_lines=10, max_bytes=3)
+    # The last 3 bytes start on a continuation byte: the cut moves forwards to the next character.
+    assert (r.content, r.last_line_partial, r.output_bytes, r.truncated_by) == ("é", True, 2, "bytes")
+
+
+@given(st.lists(st.text(alphabet="ab é\t€", max_size=30), max_size=12), st.integers(min_value=0, max_value=120))
+def test_head_tail_cap_equals_the_step_by_step_spec_model(lines: list[str], max_bytes: int) -> None:
+    """Invariant: ``head_tail_lines`` is exactly §1.2's six steps, and never exceeds ``maxBytes``."""
+    text = "\n".join(lines)
+    notice = "[cut NOTICE]"
+    got = head_tail_lines(text, max_bytes, lambda _kept: notice)
+    expected = spec_head_tail(text, max_bytes, notice)
+    if expected is None:
+        assert not got.truncated and got.text == text
+    else:
+        assert got.truncated and got.text == expected
+        assert utf8(got.text) <= max_bytes
+
+
+def test_head_tail_budget_example_of_the_spec() -> None:
+    # §1.2 own example: maxBytes 24576 and a 180-byte notice give head 10976 and tail 13416.
+    notice = "N" * 180
+    lines = [f"{i:010d}" for i in range(5000)]  # 10-byte lines, 50000 bytes with newlines
+    out = head_tail_lines("\n".join(lines), KIB24, lambda _k: notice).text
+    head, tail = out.split("\n\n" + notice + "\n\n")
+    # Whole 10-byte lines joined with "\n": n lines cost 11n - 1 bytes.
+    assert utf8(head) == 11 * ((10976 + 1) // 11) - 1
+    assert utf8(tail) == 11 * ((13416 + 1) // 11) - 1
+
+
+# ---------------------------------------------------------------- §8.1 / §8.2 parameters and clamps
+
+
+def test_schema_and_mode_of_the_bash_tool() -> None:
+    schema = bash.schema_for(REFERENCE)
+    assert schema["required"] == ["command"]
+    props = schema["properties"]
+    assert props["command"] == {"type": "string"}
+    assert props["timeout"]["type"] == "number" and props["timeout"]["maximum"] == 2147483
+    assert props["run_in_background"] == {"type": "boolean"}
+    assert set(props) == {"command", "timeout", "run_in_background"}
+    assert bash.MODE == "sequential"
+
+
+@pytest.mark.parametrize(
+    ("given_timeout", "expected"),
+    [(None, 120), (0, 120), (-3, 120), (math.nan, 120), (math.inf, 120), (-math.inf, 120), (0.25, 0.25),
+     (1, 1), (299.5, 299.5), (300, 300), (301, 300), (2147483, 300)],
+)
+def test_resolve_foreground_timeout(given_timeout: float | None, expected: float) -> None:
+    assert bash.resolve_foreground_timeout(given_timeout) == expected
+
+
+@pytest.mark.parametrize(
+    ("t", "expected"),
+    [(None, 1_800_000), (0, 1_800_000), (-5, 1_800_000), (120, 1_800_000), (1800, 1_800_000),
+     (1801, 1_801_000), (2_147_483, 2_147_483_000), (3_000_000, 2_147_483_647)],
+)
+def test_resolve_background_max_run_ms(t: float | None, expected: float) -> None:
+    assert tasks.resolve_background_bash_max_run_ms(t) == expected
+
+
+@pytest.mark.parametrize(("ms", "expected"), [(math.nan, 1_800_000), (0, 1), (-7, 1), (0.5, 1), (5, 5),
+                                              (3e9, 2_147_483_647)])
+def test_cap_background_max_run_ms(ms: float, expected: float) -> None:
+    assert tasks.cap_background_bash_max_run_ms(ms) == expected
+
+
+# ---------------------------------------------------------------- §8.3 dispatch
+
+
+def test_abort_already_set_raises_operation_aborted(ws: Path) -> None:
+    ctx = pinned(ws)
+    ctx.abort.set()
+    with pytest.raises(ToolAborted) as exc:
+        bash.execute({"command": "echo never"}, ctx)
+    assert str(exc.value) == "Operation aborted"
+
+
+def test_background_without_task_output_returns_the_exact_bash_error(ws: Path) -> None:
+    ctx = pinned(ws, DIRECT)
+    assert outcome({"command": "echo hi", "run_in_background": True}, ctx) == (
+        "result",
+        "<bash_error>Background Bash requires native task_output. This Turn is missing task_output, so "
+        "asynchronous Bash cannot be executed. Run the command in the foreground instead.</bash_error>",
+        {"status": "background_output_unavailable", "error_code": "BASH_BACKGROUND_OUTPUT_UNAVAILABLE"},
+        True,
+    )
+
+
+def test_explicit_background_returns_the_started_text_and_details(ws: Path) -> None:
+    ctx = pinned(ws)
+    kind, text, details, is_error = outcome({"command": "echo bg-out", "run_in_background": True}, ctx)
+    assert (kind, is_error) == ("result", False)
+    m = re.fullmatch(f'<bash_background task_id="({TASK_ID_RE})">\n' + re.escape(LEAD_STARTED + BACKGROUND_TAIL),
+                     text)
+    assert m is not None, text
+    assert details == {"status": "started", "task_id": m.group(1)}
+    out = tasks.task_output(ctx.session, {"task_id": m.group(1), "block": True, "timeout_ms": 30000})
+    assert (out["status"], out["output"], out["done"], out["exit_code"]) == ("succeeded", "bg-out\n", True, 0)
+
+
+def test_explicit_background_keeps_the_timeout_untouched_and_sizes_the_watchdog(ws: Path) -> None:
+    ctx = pinned(ws)
+    _, _, no_timeout, _ = outcome({"command": "true", "run_in_background": True}, ctx)
+    _, _, long_timeout, _ = outcome({"command": "true", "run_in_background": True, "timeout": 4000}, ctx)
+    meta_none = tasks.task_query(ctx.session, {"task_id": no_timeout["task_id"]})["metadata"]
+    meta_long = tasks.task_query(ctx.session, {"task_id": long_timeout["task_id"]})["metadata"]
+    assert "timeoutSeconds" not in meta_none
+    assert (meta_none["maxRunMs"], meta_none["executionMode"], meta_none["command"]) == (
+        1_800_000, "explicit_background", "true")
+    # No 300 s clamp on explicit background; the watchdog is the larger of 30 min and the timeout.
+    assert (meta_long["timeoutSeconds"], meta_long["maxRunMs"]) == (4000, 4_000_000)
+
+
+def test_explicit_background_has_no_default_command_timeout(ws: Path) -> None:
+    # The 120 s default does not apply: only the watchdog bounds it (shrunk here to observe it).
+    ctx = pinned(ws, REFERENCE.replace(bash_default_timeout_s=0.2, bash_background_max_run_ms=1500))
+    _, _, details, _ = outcome({"command": "sleep 0.6; echo survived", "run_in_background": True}, ctx)
+    out = tasks.task_output(ctx.session, {"task_id": details["task_id"], "block": True, "timeout_ms": 30000})
+    assert (out["status"], out["output"]) == ("succeeded", "survived\n")
+
+
+def test_managed_foreground_completion_carries_status_and_task_id(ws: Path) -> None:
+    ctx = pinned(ws)
+    kind, text, details, is_error = outcome({"command": "echo managed"}, ctx)
+    assert (kind, text, is_error) == ("result", "managed\n", False)
+    assert details["status"] == "completed" and re.fullmatch(TASK_ID_RE, details["task_id"])
+    meta = tasks.task_query(ctx.session, {"task_id": details["task_id"]})["metadata"]
+    assert (meta["executionMode"], meta["completionOrigin"], meta["timeoutSeconds"], meta["maxRunMs"]) == (
+        "managed_foreground", "foreground", 120, 1_800_000)
+
+
+def test_managed_foreground_timeout_is_clamped_to_300_seconds(ws: Path) -> None:
+    ctx = pinned(ws)
+    _, _, details, _ = outcome({"command": "true", "timeout": 1000}, ctx)
+    meta = tasks.task_query(ctx.session, {"task_id": details["task_id"]})["metadata"]
+    assert (meta["timeoutSeconds"], meta["maxRunMs"]) == (300, 1_800_000)
+
+
+def test_managed_foreground_non_zero_exit_is_a_returned_error_with_the_engine_text(ws: Path) -> None:
+    ctx = pinned(ws)
+    kind, text, details, is_error = outcome({"command": "printf 'done\\n'; exit 5"}, ctx)
+    assert (kind, text, is_error, details["status"]) == ("result", "done\n\n\nCommand exited with code 5", True,
+                                                         "completed")
+
+
+def test_soft_yield_promotes_the_same_process_to_a_background_task(ws: Path) -> None:
+    ctx = pinned(ws, REFERENCE.replace(bash_soft_yield_ms=300))
+    marker = ws / "runs.txt"
+    cmd = f"echo run >> {marker}; echo first; sleep 1.5; echo second"
+    kind, text, details, is_error = outcome({"command": cmd}, ctx)
+    assert (kind, is_error, details["status"]) == ("result", False, "auto_promoted")
+    assert text == (f'<bash_background task_id="{details["task_id"]}">\n{LEAD_PROMOTED}{BACKGROUND_TAIL}')
+    meta = tasks.task_query(ctx.session, {"task_id": details["task_id"]})["metadata"]
+    assert (meta["executionMode"], meta["foregroundSoftYieldMs"]) == ("auto_promoted", 300)
+    out = tasks.task_output(ctx.session, {"task_id": details["task_id"], "block": True, "timeout_ms": 30000})
+    assert (out["status"], out["output"]) == ("succeeded", "first\nsecond\n")
+    assert marker.read_text() == "run\n"  # no restart
+
+
+def test_direct_foreground_result_has_no_task_details(ws: Path) -> None:
+    kind, text, details, is_error = outcome({"command": "echo direct"}, pinned(ws, DIRECT))
+    details.pop("processOutput")  # engine.exec-facts (§10.1), model-invisible
+    assert (kind, text, details, is_error) == ("result", "direct\n", {}, False)
+
+
+def test_direct_foreground_engine_error_is_returned_with_the_full_output_path(ws: Path) -> None:
+    kind, text, details, is_error = outcome({"command": "seq 1 2500; exit 3"}, pinned(ws, DIRECT))
+    assert (kind, is_error) == ("result", True)
+    m = re.search(r"\n\n\[Showing lines 501-2500 of 2500\. Full output: " + FULL_PATH_RE + r"\]"
+                  r"\n\nCommand exited with code 3$", text)
+    assert m is not None, text[-300:]
+    assert details == {"fullOutputPath": m.group(1)}
+
+
+def test_engine_errors_are_raised_without_the_wrapper(ws: Path) -> None:
+    assert outcome({"command": "exit 5"}, pinned(ws, UPSTREAM_PI)) == (
+        "raised", "(no output)\n\nCommand exited with code 5", {}, True)
+
+
+# ---------------------------------------------------------------- §8.4 / §8.5 shell, env, cwd
+
+
+def test_missing_working_directory_message_reference_and_upstream(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    assert outcome({"command": "true"}, pinned(gone, DIRECT)) == (
+        "result", f"Working directory does not exist: {gone}\nCannot execute commands.", {}, True)
+    assert outcome({"command": "true"}, pinned(gone, UPSTREAM_PI))[:2] == (
+        "raised", f"Working directory does not exist: {gone}\nCannot execute bash commands.")
+    off = DIRECT.with_patches({"shell.windows-powershell": False})
+    assert run_text({"command": "true"}, pinned(gone, off)) == (
+        f"Working directory does not exist: {gone}\nCannot execute bash commands.")
+
+
+def test_missing_custom_shell_path_message(ws: Path) -> None:
+    prof = DIRECT.replace(shell_path="/nonexistent/bin/bash")
+    assert outcome({"command": "true"}, pinned(ws, prof)) == (
+        "result", "Custom shell path not found: /nonexistent/bin/bash", {}, True)
+
+
+def test_spawn_failure_is_node_text(ws: Path, tmp_path: Path) -> None:
+    shell = tmp_path / "brokenshell"
+    shell.write_text("#!/nonexistent/interpreter\n")
+    shell.chmod(0o755)
+    prof = UPSTREAM_PI.replace(shell_path=str(shell))
+    assert outcome({"command": "true"}, pinned(ws, prof))[:2] == ("raised", f"spawn {shell} ENOENT")
+
+
+def test_custom_shell_path_is_used_with_dash_c(ws: Path, tmp_path: Path) -> None:
+    shell = tmp_path / "myshell"
+    shell.write_text('#!/bin/sh\nprintf "%s|" "$@"\n')
+    shell.chmod(0o755)
+    assert run_text({"command": "echo x"}, pinned(ws, DIRECT.replace(shell_path=str(shell)))) == "-c|echo x|"
+
+
+def test_agent_bin_dir_is_put_in_front_of_path_once(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    ctx = pinned(ws, DIRECT, PI_CODING_AGENT_DIR=str(agent))
+    first = run_text({"command": 'printf %s "$PATH"'}, ctx)
+    assert first == f"{agent}/bin:{ctx.env['PATH']}"
+    listed = pinned(ws, DIRECT, PI_CODING_AGENT_DIR=str(agent), PATH=f"/usr/bin:{agent}/bin:/bin")
+    assert run_text({"command": 'printf %s "$PATH"'}, listed) == f"/usr/bin:{agent}/bin:/bin"
+
+
+def test_default_agent_dir_is_under_home(ws: Path) -> None:
+    ctx = pinned(ws, DIRECT)
+    assert run_text({"command": 'printf %s "$PATH"'}, ctx).startswith(f"{ctx.env['HOME']}/.pi/agent/bin:")
+
+
+def test_stdin_is_not_a_terminal_and_cat_sees_eof(ws: Path) -> None:
+    start = time.monotonic()
+    kind, text, _, is_error = outcome({"command": "cat"}, pinned(ws, DIRECT))
+    assert (kind, text, is_error) == ("result", "(no output)", False)
+    assert time.monotonic() - start < 30
+
+
+def test_command_runs_in_its_own_process_group_and_session(ws: Path) -> None:
+    text = run_text({"command": "ps -o pid=,pgid=,sid= -p $$"}, pinned(ws, DIRECT))
+    pid, pgid, sid = text.split()
+    assert pid == pgid == sid
+
+
+def test_each_call_is_a_fresh_shell_in_the_workspace(ws: Path) -> None:
+    ctx = pinned(ws, DIRECT)
+    assert run_text({"command": "export KEEP=1; cd /; pwd"}, ctx) == "/\n"
+    assert run_text({"command": 'pwd; echo "[${KEEP:-}]"'}, ctx) == f"{ws}\n[]\n"
+
+
+# ---------------------------------------------------------------- §8.6 / §8.7 kill sequence, completion
+
+
+def test_timeout_runs_term_traps_before_the_status(ws: Path) -> None:
+    text = run_text({"command": "trap 'echo cleanup' TERM; sleep 60", "timeout": 1}, pinned(ws, DIRECT))
+    # bash itself may first report the killed ``sleep`` ("Terminated") on stderr.
+    assert text.endswith("cleanup\n\n\nCommand timed out after 1 seconds")
+
+
+def test_timeout_without_graceful_kill_never_runs_term_traps(ws: Path) -> None:
+    prof = DIRECT.with_patches({"bash.graceful-kill": False})
+    text = run_text({"command": "trap 'echo cleanup' TERM; sleep 60", "timeout": 1}, pinned(ws, prof))
+    assert text == "Command timed out after 1 seconds"
+
+
+@pytest.mark.slow
+def test_term_ignoring_group_is_killed_after_the_grace_period(ws: Path) -> None:
+    pidfile = ws / "pid"
+    cmd = f"trap '' TERM; sh -c 'echo $$ > {pidfile}; trap \"\" TERM; sleep 60'"
+    start = time.monotonic()
+    text = run_text({"command": cmd, "timeout": 0.5}, pinned(ws, DIRECT))
+    assert text == "Command timed out after 0.5 seconds"
+    assert time.monotonic() - start >= 0.5 + 3.0 - 0.2  # SIGKILL only after the 3 s grace
+    pid = int(pidfile.read_text())
+    assert wait_for(lambda: not pid_alive(pid), 30)
+
+
+def test_timeout_status_uses_javascript_number_format(ws: Path) -> None:
+    ctx = pinned(ws, DIRECT)
+    assert run_text({"command": "sleep 9", "timeout": 0.25}, ctx) == "Command timed out after 0.25 seconds"
+    assert run_text({"command": "echo a; sleep 9", "timeout": 1.5}, ctx) == "a\n\n\nCommand timed out after 1.5 seconds"
+
+
+def test_exit_code_null_from_a_signal_counts_as_success(ws: Path) -> None:
+    kind, text, details, is_error = outcome({"command": "echo before; kill -9 $$"}, pinned(ws, DIRECT))
+    assert (kind, text, is_error) == ("result", "before\n", False)
+    assert (details["processOutput"]["exitCode"], details["processOutput"]["interrupted"]) == (None, True)
+
+
+def test_background_grandchild_holding_the_pipes_does_not_block_and_is_not_killed(ws: Path) -> None:
+    start = time.monotonic()
+    text = run_text({"command": "sleep 20 & echo $!"}, pinned(ws, DIRECT))
+    assert time.monotonic() - start < 15
+    pid = int(text)
+    try:
+        assert pid_alive(pid)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+
+
+def test_abort_while_running_raises_output_then_command_aborted(ws: Path) -> None:
+    ctx = pinned(ws, DIRECT)
+    threading.Timer(0.7, ctx.abort.set).start()
+    with pytest.raises(ToolAborted) as exc:
+        bash.execute({"command": "echo partial; sleep 30"}, ctx)
+    assert str(exc.value) == "partial\n\n\nCommand aborted"
+
+
+def test_abort_while_managed_run_raises_command_aborted(ws: Path) -> None:
+    ctx = pinned(ws)
+    threading.Timer(0.7, ctx.abort.set).start()
+    with pytest.raises(ToolAborted) as exc:
+        bash.execute({"command": "sleep 30"}, ctx)
+    assert str(exc.value).endswith("Command aborted")
+
+
+# ---------------------------------------------------------------- §8.8 / §8.9 output and result text
+
+
+def test_spec_result_text_examples(ws: Path) -> None:
+    ctx = pinned(ws, DIRECT)
+    assert run_text({"command": "printf 'done\\n'; exit 5"}, ctx) == "done\n\n\nCommand exited with code 5"
+    assert run_text({"command": "exit 5"}, ctx) == "(no output)\n\nCommand exited with code 5"
+    assert run_text({"command": "true"}, ctx) == "(no output)"
+    assert run_text({"command": "printf 'x'; exit 1"}, ctx) == "x\n\nCommand exited with code 1"
+
+
+def test_output_is_raw_and_invalid_utf8_becomes_replacement_characters(ws: Path) -> None:
+    ctx = pinned(ws, DIRECT)
+    assert run_text({"command": "printf 'a\\r\\033[31mb\\000c\\n'"}, ctx) == "a\r\x1b[31mb\x00c\n"
+    assert run_text({"command": "printf '\\377ok\\n'"}, ctx) == "\ufffdok\n"
+
+
+def test_stdout_and_stderr_share_one_stream(ws: Path) -> None:
+    assert run_text({"command": "echo out; sleep 0.2; echo err >&2; sleep 0.2; echo out2"},
+                    pinned(ws, DIRECT)) == "out\nerr\nout2\n"
+
+
+def test_line_truncation_notice_and_full_output_file(ws: Path) -> None:
+    ctx = pinned(ws, DIRECT)
+    kind, text, details, is_error = outcome({"command": "seq 1 2500"}, ctx)
+    expected_body = "\n".join(str(i) for i in range(501, 2501))  # truncateTail: no trailing newline
+    m = re.fullmatch(re.escape(expected_body) + r"\n\n\[Showing lines 501-2500 of 2500\. Full output: "
+                     + FULL_PATH_RE + r"\]", text)
+    assert m is not None, text[-200:]
+    path = m.group(1)
+    assert os.path.dirname(path) == ctx.env["TMPDIR"]  # honours TMPDIR
+    assert Path(path).read_text() == "".join(f"{i}\n" for i in range(1, 2501))
+    assert details["fullOutputPath"] == path
+    tr = details["truncation"]
+    assert (tr["truncated"], tr["truncatedBy"], tr["totalLines"], tr["outputLines"], tr["maxLines"],
+            tr["maxBytes"], tr["lastLinePartial"]) == (True, "lines", 2500, 2000, 2000, 51200, False)
+
+
+def test_byte_truncation_notice_then_the_24k_cap_with_a_read_hint(ws: Path) -> None:
+    ctx = pinned(ws, DIRECT)
+    cmd = "for i in $(seq 1 1000); do printf '%0100d\\n' $i; done"
+    kind, text, details, is_error = outcome({"command": cmd}, ctx)
+    path = details["fullOutputPath"]
+    # 100-byte lines joined with newlines: the largest n with 100n + (n - 1) <= 51200.
+    n = max(k for k in range(1, 1001) if 100 * k + (k - 1) <= 51200)
+    engine_text = ("\n".join(f"{i:0100d}" for i in range(1001 - n, 1001)) + "\n\n"
+                   f"[Showing lines {1001 - n}-1000 of 1000 (50.0KB limit). Full output: {path}]")
+    original = utf8(engine_text)
+    notice = cap_notice_with_path(original, path)
+    assert text == spec_head_tail(engine_text, KIB24, notice)
+    assert is_error is False
+    hint = {"tool": "read", "preserve_args": ["path"],
+            "instruction": f"Read the full output at {path}; continue long reads with the returned next_offset."}
+    assert details["desktop_output_truncation"] == {
+        "truncated": True, "has_more": True, "strategy": "head_tail_lines", "original_bytes": original,
+        "returned_bytes": utf8(text), "max_bytes": KIB24, "continuation_hint": hint}
+    assert details["desktop_output_continuation"] == {"has_more": True, "continuation_hint": hint}
+    assert details["truncation"]["truncatedBy"] == "bytes"
+
+
+def test_24k_cap_without_full_output_path_keeps_is_error_and_uses_the_bash_hint(ws: Path) -> None:
+    ctx = pinned(ws, DIRECT)
+    cmd = "for i in $(seq 1 300); do printf '%0100d\\n' $i; done; exit 2"
+    kind, text, details, is_error = outcome({"command": cmd}, ctx)
+    engine_text = "".join(f"{i:0100d}\n" for i in range(1, 301)) + "\n\nCommand exited with code 2"
+    original = utf8(engine_text)
+    assert text == spec_head_tail(engine_text, KIB24, cap_notice_no_path(original))
+    assert (kind, is_error) == ("result", True)
+    hint = {"tool": "bash", "preserve_args": [],
+            "instruction": "Do not blindly rerun a potentially side-effecting command; narrow it or redirect "
+                           "output to a file, then use read."}
+    meta = details["desktop_output_truncation"]
+    assert meta == {"truncated": True, "has_more": True, "strategy": "head_tail_lines", "original_bytes": original,
+                    "returned_bytes": utf8(text), "max_bytes": KIB24, "continuation_hint": hint}
+    assert "next_offset" not in meta and "offset_unit" not in meta
+
+
+def test_output_at_exactly_24k_is_not_capped(ws: Path) -> None:
+    kind, text, details, _ = outcome({"command": f"head -c {KIB24} /dev/zero | tr '\\0' y"}, pinned(ws, DIRECT))
+    assert text == "y" * KIB24 and "desktop_output_truncation" not in details
+
+
+def test_last_line_partial_notice_with_open_line_size(ws: Path) -> None:
+    ctx = pinned(ws, DIRECT)
+    text = run_text({"command": "head -c 60000 /dev/zero | tr '\\0' a"}, ctx)
+    assert re.search(r"\[Showing last 50\.0KB of line 1 \(line is 58\.6KB\)\. Full output: " + FULL_PATH_RE
+                     + r"\]$", text), text[-200:]
+
+
+def test_last_line_partial_after_a_final_newline_shows_line_is_0b(ws: Path) -> None:
+    text = run_text({"command": "head -c 60000 /dev/zero | tr '\\0' a; echo"}, pinned(ws, DIRECT))
+    assert re.search(r"\[Showing last 50\.0KB of line 1 \(line is 0B\)\. Full output: " + FULL_PATH_RE + r"\]$",
+                     text), text[-200:]
+
+
+def test_full_output_file_is_not_created_for_small_output(ws: Path) -> None:
+    ctx = pinned(ws, DIRECT)
+    before = set(os.listdir(ctx.env["TMPDIR"]))
+    assert run_text({"command": "seq 1 2000"}, ctx) == "".join(f"{i}\n" for i in range(1, 2001))
+    assert set(os.listdir(ctx.env["TMPDIR"])) == before
+
+
+def test_parent_death_guard_patch_decodes_each_stream_separately() -> None:
+    def feed(separate: bool) -> str:
+        acc = OutputAccumulator(env={"TMPDIR": "/nonexistent"}, separate_decoders=separate)
+        out = [acc.push(b"\xc3", "stdout"), acc.push(b"x", "stderr"), acc.push(b"\xa9", "stdout"), acc.finish()]
+        return "".join(out)
+
+    assert feed(True) == "xé"
+    assert feed(False) == "\ufffdx\ufffd"
+
+
+def test_exec_facts_patch_adds_process_output_details(ws: Path) -> None:
+    _, _, details, _ = outcome({"command": "echo o; echo e >&2"}, pinned(ws, DIRECT))
+    assert details["processOutput"]["stdout"] == "o\n" and details["processOutput"]["stderr"] == "e\n"
+    assert details["processOutput"]["exitCode"] == 0
+    off = DIRECT.with_patches({"engine.exec-facts": False})
+    assert outcome({"command": "echo o"}, pinned(ws, off)) == ("result", "o\n", {}, False)
