@@ -482,18 +482,16 @@ def _patch_table(m: Matrix) -> list[str]:
            'the patch fails them. Rows where the runs disagree are highlighted.</p>',
            '<table id="patches"><caption class="sr">Patch view</caption><thead><tr>'
            '<th scope="col">Patch</th><th scope="col">Scenarios</th>']
-    out += [f'<th scope="col">{_e(c.label)}</th>' for c in m.columns]
-    out.append("</tr></thead><tbody>")
+    out.append("".join(f'<th scope="col">{_e(c.label)}</th>' for c in m.columns) + "</tr></thead><tbody>")
     for pr in prows:
         flag = '<span class="flag">differs</span>' if pr.differs else ""
         cls = ' class="differs"' if pr.differs else ""
         ids = "\n".join(pr.scenario_ids)
         out.append(f'<tr{cls}><th scope="row" class="sid"><code>{_e(pr.patch)}</code>{flag}</th>'
-                   f'<td class="num" title="{_e(ids)}">{len(pr.scenario_ids)}</td>')
-        for cell in pr.cells:
-            slug = cell.verdict.replace(" ", "-")
-            out.append(f'<td><span class="st st-{slug}">{_e(cell.text)}</span></td>')
-        out.append("</tr>")
+                   f'<td class="num" title="{_e(ids)}">{len(pr.scenario_ids)}</td>'
+                   + "".join(f'<td><span class="st st-{c.verdict.replace(" ", "-")}">{_e(c.text)}</span></td>'
+                             for c in pr.cells)
+                   + "</tr>")
     out.append("</tbody></table>")
     return out
 
@@ -524,21 +522,20 @@ def to_html(m: Matrix) -> str:
             '<span id="shown" class="muted" aria-live="polite"></span></div>',
             '<table id="matrix"><caption class="sr">Scenario results by run</caption><thead><tr>'
             '<th scope="col">Scenario</th><th scope="col">Patches</th>']
-    out += [f'<th scope="col">{_e(c.label)}</th>' for c in m.columns]
-    out.append("</tr></thead>")
+    out.append("".join(f'<th scope="col">{_e(c.label)}</th>' for c in m.columns) + "</tr></thead>")
     for group, rows in m.groups:
         out.append(f'<tbody><tr><th scope="rowgroup" class="group" colspan="{ncols + 2}">{_e(group)} '
                    f'<span class="muted">({len(rows)})</span></th></tr>')
         for row in rows:
-            search = " ".join((row.id, row.title, *row.tags)).lower()
+            search = " ".join(p for p in (row.id, row.title, *row.tags) if p).lower()
             cls = "row differs" if row.differs else "row"
             flag = '<span class="flag">differs</span>' if row.differs else ""
             title = f'<span class="title">{_e(row.title)}</span>' if row.title else ""
             out.append(f'<tr class="{cls}" data-differs="{int(row.differs)}" data-search="{_e(search)}">'
                        f'<th scope="row" class="sid"><code>{_e(row.id)}</code>{flag}{title}</th>'
-                       f"<td>{_tags_html(row.patches)}</td>")
-            out += [_html_cell(c, col.label) for c, col in zip(row.cells, m.columns, strict=True)]
-            out.append("</tr>")
+                       f"<td>{_tags_html(row.patches)}</td>"
+                       + "".join(_html_cell(c, col.label) for c, col in zip(row.cells, m.columns, strict=True))
+                       + "</tr>")
         out.append("</tbody>")
     out.append("<tfoot>")
     for key in TOTAL_KEYS:
