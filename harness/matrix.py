@@ -387,6 +387,8 @@ table{border-collapse:collapse;margin:0 0 8px}
 th,td{border:1px solid var(--line);padding:5px 8px;text-align:left;vertical-align:top}
 thead th{background:var(--head);position:sticky;top:0;z-index:1}
 tfoot th,tfoot td{background:var(--head)}
+#runs td{white-space:nowrap}
+tfoot tr:first-child>*{border-top:2px solid #afb8c1}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 th.group{background:#eaeef2;font-size:13px;letter-spacing:.02em}
 th.sid{font-weight:normal;min-width:260px;max-width:520px}
@@ -401,10 +403,13 @@ font-size:11px;white-space:nowrap;background:var(--head)}
 .st-notrun{color:var(--muted);font-weight:normal}
 .st-all-pass{background:var(--pass-bg);color:var(--pass-fg)}.st-all-fail{background:var(--fail-bg);color:var(--fail-fg)}
 .st-mixed{background:var(--xfail-bg);color:var(--xfail-fg)}.st-untested{background:var(--skip-bg);color:var(--skip-fg)}
-tr.differs>th.sid{box-shadow:inset 4px 0 0 var(--hl-edge)}tr.differs>*{background:var(--hl)}
+tr.differs>th.sid{box-shadow:inset 4px 0 0 var(--hl-edge);background:var(--hl)}
 .flag{display:inline-block;margin-left:6px;font-size:11px;font-weight:600;color:var(--hl-edge);
 border:1px solid var(--hl-edge);border-radius:4px;padding:0 4px}
-details>summary{cursor:pointer;list-style-position:outside}
+details>summary{cursor:pointer;list-style:none;white-space:nowrap}
+details>summary::-webkit-details-marker{display:none}
+details>summary::after{content:"▸";color:var(--muted);margin-left:5px;font-size:11px}
+details[open]>summary::after{content:"▾"}
 details .steps{margin:4px 0 2px;font-size:12px;color:var(--muted)}
 details pre{margin:2px 0 0;padding:6px 8px;background:var(--head);border:1px solid var(--line);border-radius:4px;
 white-space:pre-wrap;word-break:break-word;max-width:560px;max-height:320px;overflow:auto}
