@@ -1,0 +1,32 @@
+"""Trace importers (DESIGN §5): recorded agent sessions (Claude Code and pi session JSONL,
+OpenAI chat-completions and Anthropic messages logs) become scenarios on a surface, with
+expectations from the recorded results and the starting workspace the user names.
+
+Pipeline: ``readers.read_trace`` → ``Session`` → ``mapping.map_call`` per call →
+``expectations.build_expect`` → ``importer.build_session`` (validated YAML) →
+``importer.write_scenarios``. The CLI entry is ``cli.register_cli``.
+"""
+
+from __future__ import annotations
+
+from .importer import ImportOptions, SessionImport, build_session, write_scenarios
+from .readers import detect_format, read_trace
+from .trace import FORMATS, Session, ToolCall, TraceError
+from .workspace_files import Limits, WorkspaceSourceError, from_directory, from_git
+
+__all__ = [
+    "FORMATS",
+    "ImportOptions",
+    "Limits",
+    "Session",
+    "SessionImport",
+    "ToolCall",
+    "TraceError",
+    "WorkspaceSourceError",
+    "build_session",
+    "detect_format",
+    "from_directory",
+    "from_git",
+    "read_trace",
+    "write_scenarios",
+]
