@@ -611,7 +611,7 @@ def to_markdown(m: Matrix, max_rows: int = MARKDOWN_MAX_ROWS) -> str:
     shown = [r for r in m.rows if r.differs or r.incomplete or not r.all_pass]
     lines += ["", "### Scenarios", ""]
     if not shown:
-        lines.append(f"All {len(m.rows)} scenarios pass in every run.")
+        lines.append(f"All {len(m.rows)} scenarios pass in every run." if m.rows else "No scenarios in these results.")
         return "\n".join(lines) + "\n"
     lines += ["| scenario | patches " + head, "| --- | --- " + rule.replace("---:", "---")]
     for row in shown[:max_rows]:

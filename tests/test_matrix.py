@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from harness.matrix import (
     NOT_RUN,
+    Matrix,
     MatrixCell,
     PatchCell,
     build_matrix,
@@ -30,6 +31,7 @@ from harness.results import (
     PASS,
     SKIP,
     STALE,
+    STATUSES,
     XFAIL,
     RunInfo,
     RunResult,
@@ -69,7 +71,7 @@ UPSTREAM = run("pi", "0.9", "cmd:pi",
                scen("read/extra", ERROR, message="infrastructure: implementation did not answer"))
 
 
-def matrix_of(*runs: RunResult):  # type: ignore[no-untyped-def]
+def matrix_of(*runs: RunResult) -> Matrix:
     return build_matrix([(f"r{i}.json", r) for i, r in enumerate(runs)])
 
 
@@ -171,7 +173,7 @@ def test_patch_cell_verdicts_and_text() -> None:
 HOSTILE = "<script>alert('x')</script> & \"quoted\""
 
 
-def hostile_matrix():  # type: ignore[no-untyped-def]
+def hostile_matrix() -> Matrix:
     bad = scen("edit/evil", FAIL, title=HOSTILE, tags=("patch:<b>p</b>",),
                steps=(StepResult("s<1>", FAIL, (HOSTILE,)),))
     return build_matrix([("a.json", run("ref", "1", "local", bad)), ("b.json", run("x", "", "y", bad))],
@@ -313,6 +315,13 @@ def test_markdown_caps_rows_and_says_how_many_were_omitted() -> None:
 def test_markdown_says_so_when_everything_passes() -> None:
     text = to_markdown(matrix_of(run("a", "", "", scen("t/x", PASS)), run("b", "", "", scen("t/x", PASS))))
     assert text.endswith("### Scenarios\n\nAll 1 scenarios pass in every run.\n")
+
+
+def test_empty_results_make_an_empty_matrix_not_an_error() -> None:
+    m = matrix_of(run("a", "", "local"))
+    assert m.rows == () and m.totals() == ({k: 0 for k in (*STATUSES, NOT_RUN)},)
+    assert to_markdown(m).endswith("### Scenarios\n\nNo scenarios in these results.\n")
+    assert "0 scenarios × 1 run(s)" in to_html(m)
 
 
 def test_markdown_neutralises_html_pipes_and_emphasis() -> None:
