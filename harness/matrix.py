@@ -99,11 +99,14 @@ class MatrixCell:
             return "not run: this scenario is not in this run's results"
         if self.failing_steps:
             parts.append("failing steps: " + ", ".join(self.failing_steps))
-        if self.message:
-            parts.append(self.message)
-        if self.reason:
-            parts.append(("skipped: " if self.status == SKIP else "baseline: ") + self.reason)
+        parts += [p for p in (self.message, self.reason_text) if p]
         return "\n".join(parts)
+
+    @property
+    def reason_text(self) -> str:
+        if not self.reason:
+            return ""
+        return ("skipped: " if self.status == SKIP else "baseline: ") + self.reason
 
 
 @dataclass(frozen=True)
@@ -126,8 +129,10 @@ class MatrixRow:
         return any(c.status is None for c in self.cells)
 
     @property
-    def all_pass(self) -> bool:
-        return all(c.status == PASS for c in self.cells)
+    def needs_attention(self) -> bool:
+        """The runs differ, some run lacks the scenario, or some run failed, errored, xfailed or
+        has a stale baseline entry for it."""
+        return self.differs or self.incomplete or any(c.status not in (PASS, SKIP) for c in self.cells)
 
 
 @dataclass(frozen=True)
@@ -451,8 +456,7 @@ def _html_cell(cell: MatrixCell, column: str) -> str:
     tip = _e(_clip(detail, TOOLTIP_MAX_CHARS, 6))
     steps = (f'<div class="steps">failing steps: {_e(", ".join(cell.failing_steps))}</div>'
              if cell.failing_steps else "")
-    body = "\n".join(p for p in (cell.message, (("skipped: " if cell.status == SKIP else "baseline: ")
-                                                + cell.reason) if cell.reason else "") if p)
+    body = "\n".join(p for p in (cell.message, cell.reason_text) if p)
     pre = f"<pre>{_e(_clip(body, HTML_MAX_MESSAGE_CHARS, HTML_MAX_MESSAGE_LINES))}</pre>" if body else ""
     return (f'<td title="{tip}"><details><summary>{_status_badge(cell.status)}'
             f'<span class="sr"> in {_e(column)}: details</span></summary>{steps}{pre}</details></td>')
@@ -585,8 +589,8 @@ def _md_label(label: str) -> str:
 
 def to_markdown(m: Matrix, max_rows: int = MARKDOWN_MAX_ROWS) -> str:
     """Compact enough for ``$GITHUB_STEP_SUMMARY``: totals, the patch view, and the scenarios
-    that need attention (the runs disagree, a run lacks it, or some run did not pass), capped
-    at ``max_rows`` with the number omitted."""
+    that need attention (``MatrixRow.needs_attention``), capped at ``max_rows`` with the number
+    omitted."""
     totals = m.totals()
     labels = [_md_label(c.label) for c in m.columns]
     head = "| " + " | ".join(labels) + " |"
@@ -608,10 +612,11 @@ def to_markdown(m: Matrix, max_rows: int = MARKDOWN_MAX_ROWS) -> str:
         for pr in prows:
             name = md_code(pr.patch) + (" ≠" if pr.differs else "")
             lines.append(f"| {name} | {len(pr.scenario_ids)} | " + " | ".join(c.text for c in pr.cells) + " |")
-    shown = [r for r in m.rows if r.differs or r.incomplete or not r.all_pass]
+    shown = [r for r in m.rows if r.needs_attention]
     lines += ["", "### Scenarios", ""]
     if not shown:
-        lines.append(f"All {len(m.rows)} scenarios pass in every run." if m.rows else "No scenarios in these results.")
+        lines.append(f"All {len(m.rows)} scenarios pass or are skipped alike in every run." if m.rows
+                     else "No scenarios in these results.")
         return "\n".join(lines) + "\n"
     lines += ["| scenario | patches " + head, "| --- | --- " + rule.replace("---:", "---")]
     for row in shown[:max_rows]:
@@ -623,7 +628,7 @@ def to_markdown(m: Matrix, max_rows: int = MARKDOWN_MAX_ROWS) -> str:
         lines.append(f"… {len(shown) - max_rows} more scenario(s) omitted (see the HTML report).")
     hidden = len(m.rows) - len(shown)
     if hidden:
-        lines.append(f"{hidden} scenario(s) that pass in every run are not listed.")
+        lines.append(f"{hidden} scenario(s) that every run passes (or every run skips) are not listed.")
     lines.append("≠ marks a scenario (or patch) on which the runs disagree.")
     return "\n".join(lines) + "\n"
 
