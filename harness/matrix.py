@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
@@ -637,19 +638,22 @@ def to_markdown(m: Matrix, max_rows: int = MARKDOWN_MAX_ROWS) -> str:
 
 def _runs_from_args(results: Sequence[str], label_args: Sequence[str]) -> tuple[list[tuple[str, RunResult]],
                                                                                  list[str | None]]:
+    def key(path: str) -> str:  # "a.json" and "./a.json" name the same column
+        return os.path.normcase(os.path.abspath(path))
+
     labels: dict[str, str] = {}
     paths = list(results)
     for item in label_args:
         name, sep, path = item.partition("=")
         if not sep or not name.strip() or not path:
             raise UsageError(f"--label {item!r}: expected NAME=RESULTS.json")
-        labels[path] = name.strip()
-        if path not in paths:
+        labels[key(path)] = name.strip()
+        if key(path) not in {key(p) for p in paths}:
             paths.append(path)
     if not paths:
         raise UsageError("matrix: no results files given")
     runs = [(p, load_run(p)) for p in paths]
-    return runs, [labels.get(p) for p in paths]
+    return runs, [labels.get(key(p)) for p in paths]
 
 
 def _write(path: str, text: str) -> None:

@@ -368,6 +368,8 @@ def test_matrix_command_prints_markdown_without_outputs_and_takes_labels(tmp_pat
     code, out = invoke(a, "--label", f"MiniMax={a}", "--label", f"upstream pi={b}")
     assert code == 0
     assert "| status | MiniMax | upstream pi |\n" in out
+    code, out = invoke(a, b, "--label", f"pi={Path(b).parent}/./{Path(b).name}")
+    assert "| status | reference 1.0 \\[local\\] | pi |\n" in out
     assert out.startswith("## toolproof conformance matrix\n")
 
 
