@@ -30,12 +30,11 @@ from hypothesis import strategies as st
 
 from tools_impl import bash, tasks
 from tools_impl.bash_output import OutputAccumulator
-from tools_impl.context import Session, ToolContext, make_context
+from tools_impl.context import Session, ToolContext
 from tools_impl.env_sanitize import resolve_bash_env_policy, sanitize_bash_subprocess_env
 from tools_impl.errors import ToolAborted, ToolError
 from tools_impl.limits import head_tail_lines, truncate_tail
 from tools_impl.profile import REFERENCE, UPSTREAM_PI, Profile
-from tools_impl.result import ToolResult
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX bash conformance")
 
@@ -116,7 +115,7 @@ def outcome(args: dict[str, Any], ctx: ToolContext) -> tuple[str, str, dict[str,
 
 
 def run_text(args: dict[str, Any], ctx: ToolContext) -> str:
-    kind, text, _, _ = outcome(args, ctx)
+    _kind, text, _, _ = outcome(args, ctx)
     return text
 
 
@@ -577,6 +576,7 @@ def test_stdout_and_stderr_share_one_stream(ws: Path) -> None:
 def test_line_truncation_notice_and_full_output_file(ws: Path) -> None:
     ctx = pinned(ws, DIRECT)
     kind, text, details, is_error = outcome({"command": "seq 1 2500"}, ctx)
+    assert (kind, is_error) == ("result", False)
     expected_body = "\n".join(str(i) for i in range(501, 2501))  # truncateTail: no trailing newline
     m = re.fullmatch(re.escape(expected_body) + r"\n\n\[Showing lines 501-2500 of 2500\. Full output: "
                      + FULL_PATH_RE + r"\]", text)
@@ -594,6 +594,7 @@ def test_byte_truncation_notice_then_the_24k_cap_with_a_read_hint(ws: Path) -> N
     ctx = pinned(ws, DIRECT)
     cmd = "for i in $(seq 1 1000); do printf '%0100d\\n' $i; done"
     kind, text, details, is_error = outcome({"command": cmd}, ctx)
+    assert kind == "result"
     path = details["fullOutputPath"]
     # 100-byte lines joined with newlines: the largest n with 100n + (n - 1) <= 51200.
     n = max(k for k in range(1, 1001) if 100 * k + (k - 1) <= 51200)
@@ -631,6 +632,7 @@ def test_24k_cap_without_full_output_path_keeps_is_error_and_uses_the_bash_hint(
 
 def test_output_at_exactly_24k_is_not_capped(ws: Path) -> None:
     kind, text, details, _ = outcome({"command": f"head -c {KIB24} /dev/zero | tr '\\0' y"}, pinned(ws, DIRECT))
+    assert kind == "result"
     assert text == "y" * KIB24 and "desktop_output_truncation" not in details
 
 
@@ -670,3 +672,641 @@ def test_exec_facts_patch_adds_process_output_details(ws: Path) -> None:
     assert details["processOutput"]["exitCode"] == 0
     off = DIRECT.with_patches({"engine.exec-facts": False})
     assert outcome({"command": "echo o"}, pinned(ws, off)) == ("result", "o\n", {}, False)
+
+
+# ---------------------------------------------------------------- §8.11 environment sanitisation
+
+
+def env_of(ctx: ToolContext) -> tuple[dict[str, str], dict[str, Any]]:
+    kind, text, details, is_error = outcome({"command": "env -0"}, ctx)
+    assert (kind, is_error) == ("result", False), text
+    pairs = [item.split("=", 1) for item in text.split("\0") if item]
+    return {k: v for k, v in pairs}, details
+
+
+LAYER_A_SAMPLE = {
+    "__MAVIS_RUNTIME_ANYTHING": "1", "__mavis_parent_x": "1", "__MAVIS_ORIGIN_XDG_CONFIG_HOME": "1",
+    "AGENTARCHON_X": "1", "AGENT_ARCHON_Y": "1", "MAVIS_AGENT": "1", "MAVIS_SESSION": "1",
+    **{k: "1" for k in MANAGED_RUNTIME_KEYS + LEGACY_RUNTIME_ENV_KEYS + PARENT_HINT_KEYS + ASR_KEYS},
+}
+
+
+def test_layer_a_is_removed_even_in_off_mode_and_reported_sorted(ws: Path) -> None:
+    ctx = pinned(ws, MAVIS_BASH_ENV_SANITIZE="off", ANTHROPIC_API_KEY="keep", MAVIS_OTHER="keep",
+                 **LAYER_A_SAMPLE)
+    env, details = env_of(ctx)
+    assert not set(LAYER_A_SAMPLE) & set(env)
+    assert env["ANTHROPIC_API_KEY"] == "keep" and env["MAVIS_OTHER"] == "keep"
+    assert details["envSanitized"] == sorted(LAYER_A_SAMPLE)
+
+
+def test_scrub_mode_removes_the_24_names_and_their_input_aliases_only(ws: Path) -> None:
+    secrets = {**{k: "s" for k in SCRUB_24}, **{f"INPUT_{k}": "s" for k in SCRUB_24}}
+    keep = {"GH_TOKEN": "k", "GITHUB_TOKEN": "k", "NPM_TOKEN": "k", "anthropic_api_key": "k", "MY_SECRET": "k"}
+    env, details = env_of(pinned(ws, MAVIS_BASH_ENV_SANITIZE="scrub", **secrets, **keep))
+    assert not set(secrets) & set(env)
+    assert {k: env[k] for k in keep} == keep
+    assert details["envSanitized"] == sorted(secrets)
+
+
+def test_scrub_without_the_provider_key_fix_keeps_mcode_provider_api_key(ws: Path) -> None:
+    prof = REFERENCE.with_patches({"wrap.scrub-provider-key": False})
+    env, details = env_of(pinned(ws, prof, CI="true", MCODE_PROVIDER_API_KEY="p",
+                                 INPUT_MCODE_PROVIDER_API_KEY="p", OPENAI_API_KEY="o"))
+    assert env["MCODE_PROVIDER_API_KEY"] == "p" and env["INPUT_MCODE_PROVIDER_API_KEY"] == "p"
+    assert details["envSanitized"] == ["OPENAI_API_KEY"]
+    strict, _ = env_of(pinned(ws, prof, MAVIS_BASH_ENV_SANITIZE="strict", MCODE_PROVIDER_API_KEY="p"))
+    assert "MCODE_PROVIDER_API_KEY" not in strict
+
+
+def test_strict_mode_removes_segment_bounded_credential_names(ws: Path) -> None:
+    names = {"GITHUB_TOKEN": "x", "MY_KEYS": "x", "db_password": "x", "AWS_CREDENTIALS": "x", "APIKEY": "x",
+             "SSH_PRIVATEKEY": "x", "X_SECRETS_Y": "x", "PASSWD": "x",
+             "MONKEY": "x", "TOKENIZER": "x", "KEYBOARD": "x", "OTEL_EXPORTER_OTLP_HEADERS": "x",
+             "LC_TOKEN": "x", "TMPDIR_KEY": "x"}
+    env, details = env_of(pinned(ws, MAVIS_BASH_ENV_SANITIZE="strict", **names))
+    removed = ["APIKEY", "AWS_CREDENTIALS", "GITHUB_TOKEN", "MY_KEYS", "PASSWD", "SSH_PRIVATEKEY", "TMPDIR_KEY",
+               "X_SECRETS_Y", "db_password"]
+    assert details["envSanitized"] == removed
+    assert {k for k in names if k not in env} == set(removed)
+    assert env["PATH"] and env["HOME"]
+
+
+def test_strict_mode_allowlist_is_case_insensitive(ws: Path) -> None:
+    prof = REFERENCE.replace(env_allowlist=("github_token",))
+    env, details = env_of(pinned(ws, prof, MAVIS_BASH_ENV_SANITIZE="strict", GITHUB_TOKEN="t", NPM_TOKEN="n"))
+    assert env["GITHUB_TOKEN"] == "t" and "NPM_TOKEN" not in env
+    assert details["envSanitized"] == ["NPM_TOKEN"]
+
+
+@pytest.mark.parametrize(
+    ("env", "mode"),
+    [
+        ({}, "off"),
+        ({"MAVIS_BASH_ENV_SANITIZE": " Strict\n"}, "strict"),
+        ({"MAVIS_BASH_ENV_SANITIZE": "SCRUB"}, "scrub"),
+        ({"MAVIS_BASH_ENV_SANITIZE": "off", "CI": "true"}, "off"),
+        ({"MAVIS_BASH_ENV_SANITIZE": "bogus", "CI": "1"}, "scrub"),
+        ({"MAVIS_BASH_ENV_SANITIZE": "bogus"}, "off"),
+        ({"CI": "yes"}, "scrub"),
+        ({"GITHUB_ACTIONS": "true"}, "scrub"),
+        ({"CI": ""}, "off"),
+        ({"CI": "0"}, "off"),
+        ({"CI": "FALSE"}, "off"),
+        ({"CI": "No"}, "off"),
+        ({"CI": "oFF", "GITHUB_ACTIONS": "false"}, "off"),
+    ],
+)
+def test_mode_resolution_order_and_truthiness(env: dict[str, str], mode: str) -> None:
+    assert resolve_bash_env_policy(None, env, REFERENCE).mode == mode
+
+
+def test_explicit_mode_override_wins_over_the_environment() -> None:
+    assert resolve_bash_env_policy({"mode": "strict"}, {"MAVIS_BASH_ENV_SANITIZE": "off"}, REFERENCE).mode == "strict"
+
+
+def test_sanitiser_returns_a_new_environment_and_prepends_absolute_paths_once() -> None:
+    source = {"PATH": "/usr/bin:/bin", "MAVIS_PORT": "1"}
+    policy = resolve_bash_env_policy({"mode": "off", "prependPath": ["/shims", "relative/dir", "/bin"]}, {},
+                                     REFERENCE)
+    res = sanitize_bash_subprocess_env(source, policy, REFERENCE, "linux")
+    assert source == {"PATH": "/usr/bin:/bin", "MAVIS_PORT": "1"}
+    assert res.env == {"PATH": "/shims:/usr/bin:/bin"}
+    assert list(res.removed) == ["MAVIS_PORT"]
+
+
+def test_sanitiser_writes_windows_path_key_only_when_path_is_absent() -> None:
+    policy = resolve_bash_env_policy({"mode": "off", "prependPath": ["C:\\shims"]}, {}, REFERENCE)
+    res = sanitize_bash_subprocess_env({"Path": "C:\\Windows"}, policy, REFERENCE, "win32")
+    assert res.env == {"Path": "C:\\shims;C:\\Windows"}
+
+
+def test_env_sanitized_is_reported_once_per_tool_instance(ws: Path) -> None:
+    ctx = pinned(ws, MAVIS_BASH_ENV_SANITIZE="scrub", OPENAI_API_KEY="o")
+    _, _, first, _ = outcome({"command": "true"}, ctx)
+    _, _, second, _ = outcome({"command": "true"}, ctx)
+    _, _, background, _ = outcome({"command": "true", "run_in_background": True}, ctx)
+    assert first["envSanitized"] == ["OPENAI_API_KEY"]
+    assert "envSanitized" not in second and "envSanitized" not in background
+    fresh = pinned(ws, MAVIS_BASH_ENV_SANITIZE="scrub", OPENAI_API_KEY="o")
+    _, _, bg_first, _ = outcome({"command": "true", "run_in_background": True}, fresh)
+    assert bg_first["envSanitized"] == ["OPENAI_API_KEY"]
+
+
+def test_env_sanitized_empty_list_does_not_use_up_the_first_report(ws: Path) -> None:
+    ctx = pinned(ws, DIRECT)
+    _, _, plain, _ = outcome({"command": "true"}, ctx)
+    assert "envSanitized" not in plain
+    ctx.session.env["MAVIS_PORT"] = "9"
+    _, _, later, _ = outcome({"command": "true"}, ctx)
+    assert later["envSanitized"] == ["MAVIS_PORT"]
+
+
+def test_values_are_never_reported(ws: Path) -> None:
+    _, text, details, _ = outcome({"command": "true"}, pinned(ws, MAVIS_PORT="secret-value-123"))
+    assert "secret-value-123" not in json.dumps(details) + text
+
+
+# ---------------------------------------------------------------- §8.12.1 rm shim
+
+
+def test_rm_shim_is_installed_and_rm_goes_to_the_trash(ws: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    ctx = pinned(ws, DIRECT.replace(data_dir=str(data)))
+    (ws / "victim.txt").write_text("v")
+    kind, text, _, is_error = outcome({"command": "rm victim.txt && command -v rm"}, ctx)
+    assert (kind, text, is_error) == ("result", f"{data}/shims/rm\n", False)
+    assert not (ws / "victim.txt").exists()
+    shim = data / "shims" / "rm"
+    assert stat.S_IMODE(shim.stat().st_mode) == 0o755
+    trashed = [p.name for p in (data / "trash").rglob("victim.txt")]
+    assert trashed == ["victim.txt"]  # recoverable: the file was moved, not unlinked
+
+
+def test_rm_shim_applies_after_xargs_but_absolute_bin_rm_bypasses_it(ws: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    ctx = pinned(ws, DIRECT.replace(data_dir=str(data)))
+    (ws / "a.txt").write_text("a")
+    (ws / "b.txt").write_text("b")
+    assert outcome({"command": "echo a.txt | xargs rm; /bin/rm b.txt"}, ctx)[3] is False
+    assert not (ws / "a.txt").exists() and not (ws / "b.txt").exists()
+    assert [p.name for p in (data / "trash").rglob("*.txt")] == ["a.txt"]
+
+
+def test_rm_shim_refuses_without_the_trash_program(ws: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    ctx = pinned(ws, DIRECT.replace(data_dir=str(data)))
+    assert run_text({"command": "true"}, ctx) == "(no output)"  # seeds shim and program
+    program = data / "bin" / "mavis-trash"
+    program.unlink()
+    (ws / "keep.txt").write_text("k")
+    text = run_text({"command": "rm keep.txt 2>&1"}, ctx)
+    assert text == (f"rm: recoverable-delete runtime is missing at {program}\n"
+                    "rm: refusing to fall back to an unrecoverable delete\n\n\nCommand exited with code 1")
+    assert (ws / "keep.txt").read_text() == "k"
+
+
+def test_rm_shim_is_rewritten_when_changed_and_its_mode_reapplied(ws: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    ctx = pinned(ws, DIRECT.replace(data_dir=str(data)))
+    run_text({"command": "true"}, ctx)
+    shim = data / "shims" / "rm"
+    original = shim.read_text()
+    assert re.search(r"managed", "\n".join(original.splitlines()[:4]), re.IGNORECASE)
+    shim.write_text("#!/bin/sh\nexit 0\n")
+    shim.chmod(0o644)
+    run_text({"command": "true"}, ctx)
+    assert shim.read_text() == original and stat.S_IMODE(shim.stat().st_mode) == 0o755
+
+
+def test_preflight_blocks_the_spawn_when_the_shim_cannot_be_reseeded(ws: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    (data / "shims" / "rm").mkdir(parents=True)  # a directory where the shim belongs: not re-seedable
+    marker = ws / "ran"
+    expected = (f"The recoverable-delete rm shim at {data}/shims/rm is missing or not executable and could not "
+                "be re-seeded. Refusing to start bash, because deletes would bypass the trash and become "
+                "unrecoverable. Check that the MiniMax Code data directory is writable, then restart the app to "
+                "re-seed the shim.")
+    direct = outcome({"command": f"touch {marker}"}, pinned(ws, DIRECT.replace(data_dir=str(data))))
+    assert direct == ("result", expected, {}, True)
+    managed = outcome({"command": f"touch {marker}"}, pinned(ws, REFERENCE.replace(data_dir=str(data))))
+    assert (managed[1], managed[3]) == (expected, True)
+    assert not marker.exists()
+
+
+# ---------------------------------------------------------------- §8.12.2 Windows host trash
+
+
+def trash_ctx(ws: Path, runtime: dict[str, str] | None, targets: list[str] | None) -> ToolContext:
+    ctx = pinned(ws)
+    ctx.session.state["host_trash"] = {"runtime": runtime,
+                                       "execution": None if targets is None else {"targets": targets}}
+    return ctx
+
+
+WIN_RUNTIME = {"platform": "win32", "script_path": "C:\\app\\mavis-trash.js", "node_path": "/nonexistent/node"}
+
+
+@pytest.mark.parametrize(
+    ("runtime", "targets", "args", "text", "status"),
+    [
+        (None, None, {"command": "mavis-trash --"}, "Host trash runtime is unavailable.", None),
+        (WIN_RUNTIME, None, {"command": "mavis-trash --"}, "Windows trash runtime is unavailable.", None),
+        ({"platform": "darwin", "script_path": "/x/mavis-trash.js"}, None, {"command": "mavis-trash --"},
+         "Host trash runtime is unavailable on platform darwin.", None),
+        (None, ["a"], {"command": "mavis-trash --"}, "Host trash runtime is unavailable.", "host_trash_unavailable"),
+        ({"platform": "linux", "script_path": "/x/mavis-trash.js"}, ["a"], {"command": "mavis-trash --"},
+         "Host trash runtime is unavailable on platform linux.", None),
+        ({**WIN_RUNTIME, "script_path": "app\\mavis-trash.js"}, ["a"], {"command": "mavis-trash --"},
+         "Windows trash runtime is unavailable.", "windows_trash_unavailable"),
+        ({**WIN_RUNTIME, "script_path": "C:\\app\\trash.js"}, ["a"], {"command": "mavis-trash --"},
+         "Windows trash runtime is unavailable.", "windows_trash_unavailable"),
+        (WIN_RUNTIME, ["a"], {"command": "mavis-trash -- a"},
+         "Windows trash execution rejected an invalid effective input.", "windows_trash_input_rejected"),
+        (WIN_RUNTIME, ["a"], {"command": "mavis-trash --", "run_in_background": True},
+         "Windows trash execution rejected an invalid effective input.", "windows_trash_input_rejected"),
+        (WIN_RUNTIME, ["..\\outside.txt"], {"command": "mavis-trash --"},
+         "Windows trash execution rejected a target outside the workspace.", "windows_trash_target_rejected"),
+    ],
+)
+def test_host_trash_outcomes(ws: Path, runtime: dict[str, str] | None, targets: list[str] | None,
+                             args: dict[str, Any], text: str, status: str | None) -> None:
+    ctx = trash_ctx(ws, runtime, targets)
+    kind, got_text, details, is_error = outcome(args, ctx)
+    assert (kind, got_text, is_error) == ("result", text, True)
+    assert details["execution"] in ("windows-trash", "host-trash")
+    if status is not None:
+        assert details["status"] == status
+
+
+def test_host_trash_rejects_targets_under_windows_system_directories() -> None:
+    from tools_impl.trash import target_rejected
+
+    assert target_rejected("C:\\Windows\\x.dll", "C:\\") is True
+    assert target_rejected("c:\\program files (x86)\\app", "C:\\") is True
+    assert target_rejected("C:\\Program Files\\app", "C:\\") is True
+    assert target_rejected("C:\\work\\a.txt", "C:\\") is False
+    assert target_rejected("sub\\a.txt", "C:\\work") is False
+    assert target_rejected("D:\\other\\a.txt", "C:\\work") is True
+
+
+def test_host_trash_runs_node_with_script_and_targets(ws: Path, tmp_path: Path) -> None:
+    node = tmp_path / "fake-node"
+    node.write_text('#!/bin/sh\nprintf "args:%s\\n" "$*"\nprintf "electron:%s\\n" "$ELECTRON_RUN_AS_NODE" >&2\n')
+    node.chmod(0o755)
+    ctx = trash_ctx(ws, {**WIN_RUNTIME, "node_path": str(node)}, ["a.txt", "sub\\b.txt"])
+    assert outcome({"command": "mavis-trash --"}, ctx) == (
+        "result", "args:C:\\app\\mavis-trash.js -- a.txt sub\\b.txt\n\nelectron:1",
+        {"status": "exited", "execution": "windows-trash"}, False)
+    node.write_text("#!/bin/sh\necho failing\nexit 3\n")
+    assert outcome({"command": "mavis-trash --"}, ctx) == (
+        "result", "failing", {"status": "windows_trash_failed", "execution": "windows-trash"}, True)
+    node.write_text("#!/bin/sh\nsleep 30\n")
+    assert outcome({"command": "mavis-trash --", "timeout": 0.5}, ctx) == (
+        "result", "Command timed out after 0.5 seconds", {"status": "timed_out", "execution": "windows-trash"},
+        True)
+
+
+def test_a_plain_command_is_not_a_trash_call(ws: Path) -> None:
+    ctx = trash_ctx(ws, None, None)
+    kind, text, _, is_error = outcome({"command": "echo mavis-trash --"}, ctx)
+    assert (kind, text, is_error) == ("result", "mavis-trash --\n", False)
+
+
+# ---------------------------------------------------------------- §8.13 background tasks
+
+
+def finished(ctx: ToolContext, task_id: str) -> dict[str, Any]:
+    return tasks.task_output(ctx.session, {"task_id": task_id, "block": True, "timeout_ms": 60000})
+
+
+def test_watchdog_fails_the_task_with_timeout_code_and_text(ws: Path) -> None:
+    ctx = pinned(ws, REFERENCE.replace(bash_background_max_run_ms=400))
+    _, _, details, _ = outcome({"command": "echo started; sleep 30", "run_in_background": True}, ctx)
+    out = finished(ctx, details["task_id"])
+    status_text = "Background bash timed out after 400ms (exceeded maxRunMs): started\n\n\nCommand aborted"
+    assert out["status"] == "failed"
+    assert out["error"] == {"message": "Background bash exceeded maxRunMs (400ms)", "code": "TIMEOUT"}
+    assert out["output"] == f"started\n\n<bash_status>{status_text}</bash_status>\n"
+
+
+def test_task_stop_cancels_with_the_graceful_kill_sequence(ws: Path) -> None:
+    ctx = pinned(ws)
+    _, _, details, _ = outcome({"command": "trap 'echo trapped; exit 0' TERM; echo ready; sleep 30 & wait",
+                                "run_in_background": True}, ctx)
+    tid = details["task_id"]
+    assert wait_for(lambda: "ready" in tasks.task_output(ctx.session, {"task_id": tid})["output"])
+    stopped = tasks.task_stop(ctx.session, {"task_id": tid})
+    assert (stopped["status"], stopped["stopped"]) == ("canceled", True)
+    out = finished(ctx, tid)
+    assert out["error"] == {"message": "ready\ntrapped\n\n\nCommand aborted", "code": "BASH_CANCELED"}
+    assert out["output"] == ("ready\ntrapped\n\n<bash_status>Background bash canceled: ready\ntrapped\n\n\n"
+                             "Command aborted</bash_status>\n")
+
+
+def test_background_failure_texts_with_and_without_streamed_output(ws: Path) -> None:
+    ctx = pinned(ws)
+    _, _, quiet, _ = outcome({"command": "exit 4", "run_in_background": True}, ctx)
+    _, _, loud, _ = outcome({"command": "echo x; exit 3", "run_in_background": True}, ctx)
+    q, lo = finished(ctx, quiet["task_id"]), finished(ctx, loud["task_id"])
+    assert (q["status"], q["output"], q["error"]) == (
+        "failed", "Background bash failed: (no output)\n\nCommand exited with code 4",
+        {"message": "(no output)\n\nCommand exited with code 4", "code": "BASH_FAILED"})
+    assert lo["output"] == "x\n\n<bash_status>Background bash failed: x\n\n\nCommand exited with code 3</bash_status>\n"
+
+
+def test_explicit_background_timeout_applies_to_the_command(ws: Path) -> None:
+    ctx = pinned(ws)
+    _, _, details, _ = outcome({"command": "sleep 30", "run_in_background": True, "timeout": 0.5}, ctx)
+    out = finished(ctx, details["task_id"])
+    assert (out["status"], out["output"]) == ("failed", "Background bash failed: Command timed out after 0.5 seconds")
+
+
+def test_promoted_command_keeps_its_foreground_timeout(ws: Path) -> None:
+    ctx = pinned(ws, REFERENCE.replace(bash_soft_yield_ms=200))
+    _, _, details, _ = outcome({"command": "sleep 30", "timeout": 1}, ctx)
+    assert details["status"] == "auto_promoted"
+    out = finished(ctx, details["task_id"])
+    assert (out["status"], out["output"]) == ("failed", "Background bash failed: Command timed out after 1 seconds")
+
+
+def test_task_ops_reject_bad_requests_and_unknown_ids(ws: Path) -> None:
+    from tools_impl.errors import ProtocolError
+
+    ctx = pinned(ws)
+    with pytest.raises(ProtocolError):
+        tasks.task_output(ctx.session, {"task_id": 5})
+    with pytest.raises(ToolError):
+        tasks.task_stop(ctx.session, {"task_id": "bash-00000000"})
+
+
+# ---------------------------------------------------------------- §8.4 shell selection, §8.14 PowerShell
+
+
+def _sel(platform: str, present: set[str], which: dict[str, str], env: dict[str, str] | None = None,
+         profile: Profile = REFERENCE) -> tuple[str, tuple[str, ...], str]:
+    from tools_impl.shell import get_shell_config
+
+    cfg = get_shell_config(profile, env or {}, platform=platform, exists=lambda p: p in present,
+                           which=lambda name: which.get(name))
+    return cfg.shell, tuple(cfg.args), cfg.type
+
+
+PS_ARGS = ("-NoProfile", "-NonInteractive", "-Command")
+PWSH7 = "C:\\Program Files\\PowerShell\\7\\pwsh.exe"
+PS51 = "C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe"
+PF = {"ProgramFiles": "C:\\Program Files", "ProgramFiles(x86)": "C:\\Program Files (x86)"}
+GIT64 = "C:\\Program Files\\Git\\bin\\bash.exe"
+GIT32 = "C:\\Program Files (x86)\\Git\\bin\\bash.exe"
+
+
+def test_unix_shell_selection_order() -> None:
+    assert _sel("linux", {"/bin/bash", "/usr/local/bin/bash"}, {"bash": "/usr/local/bin/bash"}) == (
+        "/bin/bash", ("-c",), "bash")
+    assert _sel("linux", {"/usr/local/bin/bash"}, {"bash": "/usr/local/bin/bash"}) == (
+        "/usr/local/bin/bash", ("-c",), "bash")
+    assert _sel("darwin", set(), {}) == ("sh", ("-c",), "bash")
+
+
+def test_windows_shell_selection_order_reference() -> None:
+    every = {"D:\\ps\\pwsh.exe", PWSH7, PS51, GIT64, GIT32, "D:\\bin\\bash.exe"}
+    which = {"pwsh.exe": "D:\\ps\\pwsh.exe", "bash.exe": "D:\\bin\\bash.exe"}
+    assert _sel("win32", every, which, PF) == ("D:\\ps\\pwsh.exe", PS_ARGS, "pwsh")
+    assert _sel("win32", every - {"D:\\ps\\pwsh.exe"}, {"bash.exe": "D:\\bin\\bash.exe"}, PF) == (PWSH7, PS_ARGS, "pwsh")
+    assert _sel("win32", {PS51, GIT64}, {}, PF) == (PS51, PS_ARGS, "powershell")
+    assert _sel("win32", {GIT64, GIT32}, {}, PF) == (GIT64, ("-c",), "bash")
+    assert _sel("win32", {GIT32}, {}, PF) == (GIT32, ("-c",), "bash")
+    assert _sel("win32", {"D:\\bin\\bash.exe"}, {"bash.exe": "D:\\bin\\bash.exe"}, PF) == (
+        "D:\\bin\\bash.exe", ("-c",), "bash")
+    with pytest.raises(ToolError) as exc:
+        _sel("win32", set(), {}, PF)
+    assert str(exc.value).startswith("No shell found. Options:")
+
+
+def test_windows_shell_selection_upstream_and_its_error_text() -> None:
+    up = REFERENCE.with_patches({"shell.windows-powershell": False})
+    assert _sel("win32", {PWSH7, PS51, GIT32}, {"pwsh.exe": PWSH7}, PF, up) == (GIT32, ("-c",), "bash")
+    with pytest.raises(ToolError) as exc:
+        _sel("win32", {PWSH7}, {}, PF, up)
+    assert str(exc.value) == (
+        "No bash shell found. Options:\n"
+        "  1. Install Git for Windows: https://git-scm.com/download/win\n"
+        "  2. Add your bash to PATH (Cygwin, MSYS2, etc.)\n"
+        "  3. Set shellPath in settings.json\n"
+        "\n"
+        "Searched Git Bash in:\n"
+        f"  {GIT64}\n"
+        f"  {GIT32}")
+
+
+def test_custom_shell_type_inference_and_upstream_dash_c() -> None:
+    for path, expected in [("/opt/pwsh/7/pwsh", ("pwsh", PS_ARGS)), (PS51, ("powershell", PS_ARGS)),
+                           ("/usr/bin/zsh", ("bash", ("-c",)))]:
+        prof = REFERENCE.replace(shell_path=path)
+        got = _sel("linux", {path}, {}, None, prof)
+        assert (got[2], got[1]) == expected
+        upstream = prof.with_patches({"shell.windows-powershell": False})
+        assert _sel("linux", {path}, {}, None, upstream)[1] == ("-c",)
+    with pytest.raises(ToolError) as exc:
+        _sel("linux", set(), {}, None, REFERENCE.replace(shell_path="/x/pwsh"))
+    assert str(exc.value) == "Custom shell path not found: /x/pwsh"
+
+
+def test_constrained_language_launcher_text() -> None:
+    from tools_impl.powershell import constrained_language_launcher, constrained_source_var
+
+    nonce = "0123456789abcdef0123456789abcdef"
+    var = "MAVIS_POWERSHELL_SOURCE_0123456789ABCDEF0123456789ABCDEF"
+    assert constrained_source_var(nonce) == var
+    assert constrained_language_launcher(nonce) == (
+        f"$__mavis{nonce}Source = $env:{var}; Remove-Item -LiteralPath 'Env:{var}'; "
+        f"Invoke-Expression $__mavis{nonce}Source")
+
+
+def test_full_language_launcher_reads_stdin_parses_and_enforces_requires() -> None:
+    from tools_impl.powershell import full_language_launcher
+
+    nonce = "fedcba9876543210fedcba9876543210"
+    text = full_language_launcher(nonce)
+    for needle in ("[Console]::InputEncoding", "[Console]::OutputEncoding", "$OutputEncoding",
+                   f"$__mavis{nonce}Source = [Console]::In.ReadToEnd()",
+                   "[System.Management.Automation.Language.Parser]::ParseInput(", f"$__mavis{nonce}Tokens",
+                   f"$__mavis{nonce}Errors", f"$__mavis{nonce}Ast", f"$__mavis{nonce}Requirements",
+                   "RequiredPSVersion", "RequiredPSEditions", "RequiredApplicationId", "$ShellId", "RequiredModules",
+                   "Import-Module -FullyQualifiedName", "RequiresPSSnapIns", "IsElevationRequired",
+                   "WindowsPrincipal", "'PowerShell {0} is required'", "'PowerShell edition {0} is required'",
+                   "'PowerShell ShellId {0} is required'", "'PowerShell snap-in {0} version {1} is required'",
+                   "'Administrator privileges are required'", "[ScriptBlock]::Create("):
+        assert needle in text, needle
+    assert "; " in text and "\n" not in text
+
+
+def test_launcher_choice_for_windows_powershell_51(tmp_path: Path) -> None:
+    from tools_impl.powershell import clear_language_mode_cache, prepare_invocation
+    from tools_impl.shell import ShellConfig
+
+    probe = tmp_path / "powershell-stub"
+    probe.write_text("#!/bin/sh\necho ConstrainedLanguage\n")
+    probe.chmod(0o755)
+    shell = ShellConfig(str(probe), PS_ARGS, "powershell")
+    clear_language_mode_cache()
+    try:
+        inv = prepare_invocation(shell, "Get-Date", cwd=str(tmp_path), env={}, profile=REFERENCE,
+                                 nonce="a" * 32)
+        var = "MAVIS_POWERSHELL_SOURCE_" + "A" * 32
+        assert inv.stdin_text is None and inv.env_additions == {var: "Get-Date"}
+        assert inv.argv[:4] == (str(probe), *PS_ARGS)
+        full = prepare_invocation(shell, "Get-Date", cwd=str(tmp_path), env={},
+                                  profile=REFERENCE.with_patches({"bash.ps-constrained": False}), nonce="b" * 32)
+        assert full.stdin_text == "Get-Date" and full.env_additions == {}
+        pwsh = prepare_invocation(ShellConfig("/x/pwsh", PS_ARGS, "pwsh"), "Get-Date", cwd=str(tmp_path), env={},
+                                  profile=REFERENCE)
+        assert pwsh.argv == ("/x/pwsh", *PS_ARGS, "Get-Date") and pwsh.stdin_text is None
+    finally:
+        clear_language_mode_cache()
+
+
+@pytest.mark.parametrize(("code", "stdout", "mode"), [
+    (0, "FullLanguage\r\n", "FullLanguage"), (0, "  ConstrainedLanguage ", "ConstrainedLanguage"),
+    (1, "FullLanguage", None), (0, "RestrictedLanguage", None), (0, "", None)])
+def test_language_mode_probe_result(code: int, stdout: str, mode: str | None) -> None:
+    from tools_impl.powershell import parse_probe_output
+
+    assert parse_probe_output(code, stdout) == mode
+
+
+# ---------------------------------------------------------------- §9 Claude Code BashTool profile
+
+
+def classify(command: str, rules: list[str] | None = None, **options: Any) -> dict[str, Any]:
+    from tools_impl.claude_bash import classify as run
+
+    return run(command, rules or [], options)
+
+
+def test_claude_read_only_examples() -> None:
+    assert classify('ls src && echo "---" && wc -l README.md')["read_only"] is True
+    assert classify("ls && git push")["read_only"] is False
+    for cmd in ("find . -name x", "grep -r a .", "rg a", "which ls", "cat f", "head f", "tail f", "wc f",
+                "stat f", "file f", "jq . f", "awk '{print $1}' f", "sort f", "uniq f", "tree", "du -sh ."):
+        assert classify(cmd)["read_only"] is True, cmd
+
+
+def test_claude_read_only_is_concurrency_safe_and_allowed_by_default() -> None:
+    ro = classify("cat README.md")
+    assert (ro["read_only"], ro["concurrency_safe"], ro["permission"]) == (True, True, "allow")
+    rw = classify("git push")
+    assert (rw["read_only"], rw["concurrency_safe"], rw["permission"]) == (False, False, "ask")
+
+
+def test_claude_security_parse_subcommands_and_rule_matching() -> None:
+    res = classify("ls && git push", ["git push"])
+    assert (res["parse_kind"], res["subcommands"], res["matched_rules"]) == ("simple", ["ls", "git push"],
+                                                                             ["git push"])
+    assert classify("FOO=1 BAR=2 git status")["subcommands"] == ["git status"]
+
+
+def test_claude_security_parse_fails_safe() -> None:
+    res = classify("echo $(whoami) && if true; then ls; fi", ["never-matches-anything"])
+    assert res["parse_kind"] != "simple"
+    assert res["matched_rules"] == ["never-matches-anything"]
+
+
+def test_claude_timeouts() -> None:
+    assert classify("ls")["timeouts"]["effective_ms"] == 120_000
+    assert classify("ls", timeout_ms=30_000)["timeouts"]["effective_ms"] == 30_000
+    assert classify("ls", timeout_ms=900_000)["timeouts"]["effective_ms"] == 600_000
+    res = classify("ls")
+    assert (res["timeouts"]["default_ms"], res["timeouts"]["max_ms"], res["auto_background"]["after_ms"],
+            res["max_result_chars"]) == (120_000, 600_000, 15_000, 100_000)
+
+
+def test_claude_auto_background_eligibility_follows_the_disable_switch() -> None:
+    assert classify("npm test")["auto_background"]["eligible"] is True
+    assert classify("npm test", background_tasks_disabled=True)["auto_background"]["eligible"] is False
+
+
+# ---------------------------------------------------------------- over the protocol server
+
+
+class Served:
+    """``python -m tools_impl.server`` over real pipes."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "tools_impl.server"], cwd=REPO,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self._next = 0
+
+    def send(self, **req: Any) -> dict[str, Any]:
+        assert self.proc.stdin and self.proc.stdout
+        self._next += 1
+        req.setdefault("id", self._next)
+        self.proc.stdin.write((json.dumps(req) + "\n").encode())
+        self.proc.stdin.flush()
+        while True:
+            resp = json.loads(self.proc.stdout.readline())
+            if resp.get("id") == req["id"]:
+                return resp
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.send(op="shutdown")
+        self.proc.wait(timeout=30)
+
+
+@pytest.fixture
+def served(ws: Path) -> Iterator[Served]:
+    s = Served()
+    home = ws.parent / "home"
+    s.send(op="workspace", root=str(ws), env={**{k: None for k in os.environ}, **clean_env(home)})
+    yield s
+    s.close()
+
+
+def test_server_returned_error_and_raised_error_are_distinct(served: Served, ws: Path) -> None:
+    resp = served.send(op="call", tool="bash", args={"command": "printf 'done\\n'; exit 5"})
+    assert resp["ok"] is True
+    assert resp["result"]["content"] == [{"type": "text", "text": "done\n\n\nCommand exited with code 5"}]
+    assert resp["result"]["is_error"] is True and resp["result"]["details"]["status"] == "completed"
+    served.send(op="workspace", root=str(ws), profile={"base": "upstream"},
+                env={**{k: None for k in os.environ}, **clean_env(ws.parent / "home")})
+    raised = served.send(op="call", tool="bash", args={"command": "exit 5"})
+    assert raised["ok"] is False and raised["error"]["message"] == "(no output)\n\nCommand exited with code 5"
+
+
+def test_server_timeout_and_background_task_round_trip(served: Served) -> None:
+    resp = served.send(op="call", tool="bash", args={"command": "sleep 9", "timeout": 0.25})
+    assert resp["result"]["content"][0]["text"] == "Command timed out after 0.25 seconds"
+    bg = served.send(op="call", tool="bash", args={"command": "echo from-bg", "run_in_background": True})
+    tid = bg["result"]["details"]["task_id"]
+    assert bg["result"]["details"]["status"] == "started"
+    out = served.send(op="task_output", task_id=tid, block=True, timeout_ms=30000)
+    assert (out["ok"], out["result"]["status"], out["result"]["output"]) == (True, "succeeded", "from-bg\n")
+    bad = served.send(op="task_output", task_id=7)
+    assert bad["ok"] is False and bad["error"]["kind"] == "protocol"
+
+
+def test_server_validates_the_timeout_maximum(served: Served) -> None:
+    resp = served.send(op="call", tool="bash", args={"command": "true", "timeout": 2147484})
+    assert resp["ok"] is False
+
+
+# ---------------------------------------------------------------- remaining corners
+
+
+def test_explicit_background_start_failure_is_a_bash_error_with_status(ws: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    (data / "shims" / "rm").mkdir(parents=True)
+    kind, text, details, is_error = outcome({"command": "true", "run_in_background": True},
+                                            pinned(ws, REFERENCE.replace(data_dir=str(data))))
+    assert (kind, is_error, details) == ("result", True, {"status": "failed"})
+    assert text == (f"<bash_error>The recoverable-delete rm shim at {data}/shims/rm is missing or not executable "
+                    "and could not be re-seeded. Refusing to start bash, because deletes would bypass the trash and "
+                    "become unrecoverable. Check that the MiniMax Code data directory is writable, then restart the "
+                    "app to re-seed the shim.</bash_error>")
+
+
+def test_upstream_engine_timer_above_the_32_bit_limit_fires_at_once(ws: Path) -> None:
+    start = time.monotonic()
+    assert outcome({"command": "sleep 20", "timeout": 2_200_000}, pinned(ws, UPSTREAM_PI))[:2] == (
+        "raised", "Command timed out after 2200000 seconds")
+    assert time.monotonic() - start < 15
+
+
+def test_upstream_engine_has_no_default_timeout_and_no_cap(ws: Path) -> None:
+    # 0 and negative timeouts arm no timer at all (no 120 s default either).
+    assert outcome({"command": "sleep 0.3; echo ok", "timeout": 0}, pinned(ws, UPSTREAM_PI))[:2] == ("result", "ok\n")
+    assert UPSTREAM_PI.with_patches({}).wrapper is False and "maximum" not in str(bash.schema_for(UPSTREAM_PI))
+
+
+def test_rm_shim_is_never_installed_on_windows(ws: Path, tmp_path: Path) -> None:
+    from tools_impl.trash import ensure_rm_shim, resolve_agent_bash_env_policy
+
+    data = tmp_path / "data"
+    ctx = pinned(ws, REFERENCE.replace(data_dir=str(data)))
+    assert ensure_rm_shim(str(data), ctx.profile, "win32") is None
+    policy = resolve_agent_bash_env_policy(ctx, "win32")
+    assert policy.prepend_path is None and policy.spawn_preflight is None
+    assert not (data / "shims").exists()
+    posix = resolve_agent_bash_env_policy(ctx, "linux")
+    assert posix.prepend_path == (f"{data}/shims",) and posix.spawn_preflight is not None
