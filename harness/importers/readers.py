@@ -210,8 +210,11 @@ def _log_messages(rec: Any, where: str) -> Iterator[tuple[str, JsonObj]]:
 
 def _log_meta(records: list[tuple[int, Any]]) -> tuple[str, str | None]:
     session_id, cwd = "", None
-    for _, rec in records:
-        if isinstance(rec, dict):
+    for _, top in records:
+        nested = [top.get(k) for k in ("request", "body")] if isinstance(top, dict) else []
+        for rec in (top, *nested):
+            if not isinstance(rec, dict):
+                continue
             for key in ("session_id", "sessionId", "conversation_id"):
                 if not session_id and isinstance(rec.get(key), str):
                     session_id = rec[key]
