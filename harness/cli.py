@@ -380,6 +380,10 @@ def build_parser() -> argparse.ArgumentParser:
     c = dsub.add_parser("cleanup", help="remove leftover worker containers of earlier runs (by label)")
     c.add_argument("--run-id", metavar="ID", help="only containers of this run")
     c.set_defaults(func=cmd_docker_cleanup)
+
+    from .matrix import register_cli as register_matrix
+
+    register_matrix(sub)
     return parser
 
 
