@@ -31,6 +31,8 @@ IMPORTED_TAG = "imported"
 TITLE_MAX_CHARS = 72
 SLUG_MAX_CHARS = 48
 YAML_WIDTH = 100
+# Characters YAML treats as line breaks besides "\n".
+YAML_EXTRA_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
 PI_PROFILE: dict[str, Any] = {"base": "upstream"}
 
 
@@ -87,7 +89,11 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value.rstrip("\n") and "\r" not in value else None
+    style: str | None = None
+    if any(ch in value for ch in YAML_EXTRA_BREAKS):
+        style = '"'  # plain and block scalars would fold these line breaks; double quotes escape them
+    elif "\n" in value.rstrip("\n"):
+        style = "|"
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
