@@ -381,9 +381,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--run-id", metavar="ID", help="only containers of this run")
     c.set_defaults(func=cmd_docker_cleanup)
 
+    from .importers.cli import register_cli as register_import
     from .matrix import register_cli as register_matrix
 
     register_matrix(sub)
+    register_import(sub)
     return parser
 
 
