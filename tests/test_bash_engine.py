@@ -61,7 +61,7 @@ def test_timeout_message_uses_javascript_number_format(tmp_path: Path) -> None:
     err = error_of("sleep 9", tmp_path, timeout=0.25)
     assert err.message == "Command timed out after 0.25 seconds"
     assert not isinstance(err, ToolAborted)
-    assert time.monotonic() - start < 2
+    assert time.monotonic() - start < 8  # killed at the timeout, not after sleep's 9 s (generous under load)
 
 
 def test_true_returns_no_output(tmp_path: Path) -> None:
@@ -79,7 +79,7 @@ def test_shell_killed_by_signal_counts_as_success(tmp_path: Path) -> None:
 def test_stdin_is_at_eof_so_cat_returns_immediately(tmp_path: Path) -> None:
     start = time.monotonic()
     assert run("cat; echo after", tmp_path, timeout=5).text == "after\n"
-    assert time.monotonic() - start < 2
+    assert time.monotonic() - start < 4.5  # well below the 5 s timeout: cat did not wait for input
 
 
 def test_stdout_and_stderr_share_one_output(tmp_path: Path) -> None:
@@ -179,7 +179,7 @@ def test_timeout_runs_term_trap_before_status(tmp_path: Path) -> None:
     assert "cleanup\n" in err.message
     assert err.message.endswith("cleanup\n\n\nCommand timed out after 1 seconds")
     assert err.message.index("cleanup") < err.message.index("Command timed out")
-    assert wait_until(lambda: group_members(pids[0]) == [], 1.0)
+    assert wait_until(lambda: group_members(pids[0]) == [], 10.0)
 
 
 @pytest.mark.slow
@@ -189,8 +189,8 @@ def test_term_ignoring_command_is_killed_after_grace_period(tmp_path: Path) -> N
     err = error_of("trap '' TERM; sleep 60", tmp_path, timeout=1, pids=pids)
     elapsed = time.monotonic() - start
     assert err.message == "Command timed out after 1 seconds"
-    assert 3.7 <= elapsed < 6.0
-    assert wait_until(lambda: group_members(pids[0]) == [], 1.0)
+    assert 3.7 <= elapsed < 20.0  # the lower bound is the point: SIGKILL only after the 3 s grace
+    assert wait_until(lambda: group_members(pids[0]) == [], 10.0)
 
 
 @pytest.mark.slow
@@ -199,7 +199,7 @@ def test_background_child_in_group_dies_with_the_timeout(tmp_path: Path) -> None
     pids: list[int] = []
     error_of(f"sleep 60 & echo $! > {pidfile}; wait", tmp_path, timeout=1, pids=pids)
     child = read_pid(str(pidfile))
-    assert wait_until(lambda: not alive(child), 1.0)
+    assert wait_until(lambda: not alive(child), 10.0)
     assert group_members(pids[0]) == []
 
 
@@ -211,9 +211,11 @@ def test_term_ignoring_child_of_promptly_exiting_shell_is_still_sigkilled(tmp_pa
     returned = time.monotonic() - start
     child = read_pid(str(pidfile))
     assert err.message == "Command timed out after 1 seconds"
-    assert returned < 2.5  # the shell exited on TERM; the child holding the pipes does not block
+    # The shell exited on TERM; the child holding the pipes does not block: the call returns (and
+    # the child is still alive) well before the SIGKILL escalation at 1 s + 3 s grace.
+    assert returned < 3.5
     assert alive(child)  # SIGTERM is ignored by it ...
-    assert wait_until(lambda: not alive(child), 4.5)  # ... until the SIGKILL escalation
+    assert wait_until(lambda: not alive(child), 15.0)  # ... until the SIGKILL escalation
     assert time.monotonic() - start >= 3.5
 
 
@@ -222,8 +224,8 @@ def test_upstream_kill_is_immediate_sigkill_without_cleanup(tmp_path: Path) -> N
     pids: list[int] = []
     err = error_of("trap 'echo cleanup' TERM; sleep 60", tmp_path, timeout=0.5, profile=UPSTREAM_KILL, pids=pids)
     assert err.message == "Command timed out after 0.5 seconds"
-    assert time.monotonic() - start < 2
-    assert wait_until(lambda: group_members(pids[0]) == [], 1.0)
+    assert time.monotonic() - start < 3.4  # immediate kill: no 3 s grace after the 0.5 s timeout
+    assert wait_until(lambda: group_members(pids[0]) == [], 10.0)
 
 
 def test_finished_call_leaves_no_process_in_its_group(tmp_path: Path) -> None:
@@ -238,7 +240,7 @@ def test_lingering_grandchild_does_not_block_and_is_not_killed(tmp_path: Path) -
     start = time.monotonic()
     res = run(f"sleep 30 & echo $! > {pidfile}; echo started", tmp_path)
     assert res.text == "started\n"
-    assert time.monotonic() - start < 2
+    assert time.monotonic() - start < 15  # not blocked by the 30 s grandchild
     bg = read_pid(str(pidfile))
     try:
         assert alive(bg)
@@ -301,6 +303,7 @@ def test_pwsh_type_shell_gets_powershell_arguments(tmp_path: Path) -> None:
 
 def test_streaming_updates_start_empty_and_are_throttled(tmp_path: Path) -> None:
     updates: list[EngineResult] = []
+    start = time.monotonic()
     res = run_command("for i in 1 2 3 4 5 6; do echo $i; sleep 0.05; done", cwd=str(tmp_path),
                       env=dict(os.environ), profile=REFERENCE, timeout=None, abort=threading.Event(),
                       on_update=updates.append)
@@ -308,5 +311,8 @@ def test_streaming_updates_start_empty_and_are_throttled(tmp_path: Path) -> None
     assert updates[0].text == ""
     texts = [u.text for u in updates[1:]]
     assert texts and all(t and res.text.startswith(t) for t in texts)
-    assert 1 <= len(texts) <= 5  # ~300 ms of output at one update per 100 ms
+    # At most one update per 100 ms (the first one 100 ms after the start at the earliest); bounded by
+    # the measured run time, because a loaded machine stretches the 6 x 50 ms of output.
+    elapsed = time.monotonic() - start
+    assert 1 <= len(texts) <= max(1, int(elapsed / 0.1))
     assert texts == sorted(texts, key=len)

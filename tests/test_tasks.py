@@ -57,7 +57,7 @@ def output(ctx: ToolContext, tid: str, **req: Any) -> dict[str, Any]:
     return tasks.handle_op(ctx.session, "task_output", {"op": "task_output", "task_id": tid, **req})
 
 
-def wait_for_text(ctx: ToolContext, tid: str, needle: str, timeout: float = 5) -> None:
+def wait_for_text(ctx: ToolContext, tid: str, needle: str, timeout: float = 30) -> None:
     assert wait_until(lambda: needle in output(ctx, tid)["output"], timeout), output(ctx, tid)
 
 
@@ -66,25 +66,27 @@ def wait_for_text(ctx: ToolContext, tid: str, needle: str, timeout: float = 5) -
 def test_explicit_background_returns_task_id_and_blocking_output_gets_everything(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path)
     tid = start_background(ctx, "echo start; sleep 0.3; echo end")
-    out = output(ctx, tid, block=True, timeout_ms=5000)
+    out = output(ctx, tid, block=True, timeout_ms=30000)
     assert out == {"task_id": tid, "status": "succeeded", "output": "start\nend\n", "since": 0,
                    "next_since": 10, "done": True, "exit_code": 0, "text": "start\nend\n"}
 
 
 def test_task_output_since_returns_only_new_text(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path)
-    tid = start_background(ctx, "echo one; sleep 0.4; echo two")
+    gate = tmp_path / "go"  # "two" is printed only once the test has read "one" (no sleep race)
+    tid = start_background(ctx, f"echo one; while [ ! -e {gate} ]; do sleep 0.02; done; echo two")
     wait_for_text(ctx, tid, "one\n")
     first = output(ctx, tid)
     assert first["output"] == "one\n" and first["done"] is False and first["status"] == "running"
-    rest = output(ctx, tid, since=first["next_since"], block=True, timeout_ms=5000)
+    gate.touch()
+    rest = output(ctx, tid, since=first["next_since"], block=True, timeout_ms=30000)
     assert rest["output"] == "two\n"
     assert rest["next_since"] == 8
 
 
 def test_nonblocking_task_output_of_queued_or_running_task_has_no_exit_code(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path)
-    tid = start_background(ctx, "sleep 1")
+    tid = start_background(ctx, "sleep 30")
     out = output(ctx, tid)
     assert out["done"] is False and "exit_code" not in out and "error" not in out
     tasks.handle_op(ctx.session, "task_stop", {"task_id": tid})
@@ -93,7 +95,7 @@ def test_nonblocking_task_output_of_queued_or_running_task_has_no_exit_code(tmp_
 def test_background_failure_appends_bash_status_after_streamed_output(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path)
     tid = start_background(ctx, "echo out; exit 3")
-    out = output(ctx, tid, block=True, timeout_ms=5000)
+    out = output(ctx, tid, block=True, timeout_ms=30000)
     status_text = "Background bash failed: out\n\n\nCommand exited with code 3"
     assert out["status"] == "failed"
     assert out["exit_code"] == 3
@@ -105,7 +107,7 @@ def test_background_failure_appends_bash_status_after_streamed_output(tmp_path: 
 def test_background_failure_without_output_is_the_status_text(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path)
     tid = start_background(ctx, "exit 4")
-    out = output(ctx, tid, block=True, timeout_ms=5000)
+    out = output(ctx, tid, block=True, timeout_ms=30000)
     assert out["output"] == "Background bash failed: (no output)\n\nCommand exited with code 4"
 
 
@@ -118,7 +120,7 @@ def test_explicit_background_has_no_default_timeout_but_honours_given_one(tmp_pa
     assert "timeoutSeconds" not in task.metadata
     tasks.handle_op(ctx.session, "task_stop", {"task_id": tid})
     tid2 = start_background(ctx, "sleep 5", timeout=0.3)
-    out = output(ctx, tid2, block=True, timeout_ms=5000)
+    out = output(ctx, tid2, block=True, timeout_ms=30000)
     assert out["status"] == "failed"
     assert out["text"] == "Background bash failed: Command timed out after 0.3 seconds"
 
@@ -144,7 +146,7 @@ def test_task_stop_cancels_through_graceful_kill_running_term_trap(tmp_path: Pat
 def test_watchdog_fails_task_after_max_run_ms(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path, REFERENCE.replace(bash_background_max_run_ms=400))
     tid = start_background(ctx, "sleep 30")
-    out = output(ctx, tid, block=True, timeout_ms=5000)
+    out = output(ctx, tid, block=True, timeout_ms=30000)
     assert out["status"] == "failed"
     assert out["error"] == {"message": "Background bash exceeded maxRunMs (400ms)", "code": "TIMEOUT"}
     assert out["output"] == "Background bash timed out after 400ms (exceeded maxRunMs): Command aborted"
@@ -162,7 +164,7 @@ def test_unknown_task_id_raises_clear_error(tmp_path: Path) -> None:
 def test_task_query_lists_tasks_and_reports_one(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path)
     tid = start_background(ctx, "echo hi")
-    output(ctx, tid, block=True, timeout_ms=5000)
+    output(ctx, tid, block=True, timeout_ms=30000)
     one = tasks.handle_op(ctx.session, "task_query", {"task_id": tid})
     assert one["task_id"] == tid and one["kind"] == "bash" and one["status"] == "succeeded"
     assert one["command"] == "echo hi" and one["description"] == "echo hi" and one["done"] is True
@@ -176,7 +178,7 @@ def test_stop_all_stops_every_running_task_of_the_session(tmp_path: Path) -> Non
     tids = [start_background(ctx, "sleep 30") for _ in range(2)]
     tasks.stop_all(ctx.session)
     for tid in tids:
-        assert output(ctx, tid, block=True, timeout_ms=5000)["status"] == "canceled"
+        assert output(ctx, tid, block=True, timeout_ms=30000)["status"] == "canceled"
 
 
 # -- managed foreground -----------------------------------------------------------------------
@@ -184,15 +186,18 @@ def test_stop_all_stops_every_running_task_of_the_session(tmp_path: Path) -> Non
 def test_managed_foreground_auto_promotes_and_keeps_the_same_process(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path, REFERENCE.replace(bash_soft_yield_ms=300))
     pidfile = tmp_path / "pid"
+    gate = tmp_path / "go"  # the command cannot finish before the test releases it: no soft-yield race
     start = time.monotonic()
-    res = bash.execute({"command": f"echo $$ > {pidfile}; echo first; sleep 0.8; echo second"}, ctx)
-    assert time.monotonic() - start < 0.8
+    res = bash.execute({"command": f"echo $$ > {pidfile}; echo first; while [ ! -e {gate} ]; do sleep 0.02; done; "
+                                   "echo second"}, ctx)
+    assert time.monotonic() - start < 10  # returned at the soft yield, not when the command ended
+    gate.touch()
     tid = (res.details or {})["task_id"]
     assert res.text == PROMOTED_TEXT.format(tid=tid)
     assert res.details == {"status": "auto_promoted", "task_id": tid}
     assert not res.is_error
     shell_pid = read_pid(str(pidfile))
-    out = output(ctx, tid, block=True, timeout_ms=5000)
+    out = output(ctx, tid, block=True, timeout_ms=30000)
     assert out["output"] == "first\nsecond\n"
     assert out["status"] == "succeeded"
     task = tasks.manager_for(ctx.session).get(tid)
@@ -206,7 +211,7 @@ def test_promoted_task_keeps_the_foreground_timeout(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path, REFERENCE.replace(bash_soft_yield_ms=100))
     res = bash.execute({"command": "sleep 5", "timeout": 0.5}, ctx)
     tid = (res.details or {})["task_id"]
-    out = output(ctx, tid, block=True, timeout_ms=5000)
+    out = output(ctx, tid, block=True, timeout_ms=30000)
     assert out["text"] == "Background bash failed: Command timed out after 0.5 seconds"
 
 
@@ -276,16 +281,19 @@ def test_task_ops_over_the_protocol(tmp_path: Path) -> None:
         r = srv.send(op="workspace", root=str(ws), env={"TMPDIR": str(tmp_path), "CI": None},
                      profile={"bash_soft_yield_ms": 200})
         assert r["ok"], r
-        r = srv.send(op="call", tool="bash", args={"command": "echo a; sleep 0.6; echo b"})
+        gate = tmp_path / "go"  # released after the promotion was observed: no soft-yield race
+        r = srv.send(op="call", tool="bash",
+                     args={"command": f"echo a; while [ ! -e {gate} ]; do sleep 0.02; done; echo b"})
         assert r["ok"], r
         tid = r["result"]["details"]["task_id"]
         assert r["result"]["details"]["status"] == "auto_promoted"
-        r = srv.send(op="task_output", task_id=tid, block=True, timeout_ms=5000)
+        gate.touch()
+        r = srv.send(op="task_output", task_id=tid, block=True, timeout_ms=30000)
         assert r["ok"] and r["result"]["output"] == "a\nb\n" and r["result"]["status"] == "succeeded"
         r = srv.send(op="call", tool="bash",
                      args={"command": "trap 'echo bye' TERM; echo up; sleep 60", "run_in_background": True})
         tid2 = r["result"]["details"]["task_id"]
-        assert wait_until(lambda: "up" in srv.send(op="task_output", task_id=tid2)["result"]["output"], 5)
+        assert wait_until(lambda: "up" in srv.send(op="task_output", task_id=tid2)["result"]["output"], 30)
         r = srv.send(op="task_stop", task_id=tid2)
         assert r["ok"] and r["result"]["status"] == "canceled" and r["result"]["stopped"] is True
         r = srv.send(op="task_output", task_id=tid2)
@@ -313,5 +321,5 @@ def test_server_shutdown_kills_running_task_groups(tmp_path: Path) -> None:
     pid = read_pid(str(pidfile))
     assert alive(pid)
     assert srv.close() == 0
-    gone = wait_until(lambda: group_members(pid) == [], 5)
+    gone = wait_until(lambda: group_members(pid) == [], 15)
     assert gone, [(m, Path(f"/proc/{m}/cmdline").read_bytes()) for m in group_members(pid)]
