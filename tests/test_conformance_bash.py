@@ -1310,3 +1310,16 @@ def test_rm_shim_is_never_installed_on_windows(ws: Path, tmp_path: Path) -> None
     assert not (data / "shims").exists()
     posix = resolve_agent_bash_env_policy(ctx, "linux")
     assert posix.prepend_path == (f"{data}/shims",) and posix.spawn_preflight is not None
+
+
+def test_output_already_in_the_pipes_at_the_exit_grace_is_not_lost(ws: Path) -> None:
+    """§8.7/§8.8: totals cover the whole stream. With a zero exit grace and a grandchild holding the
+    pipes (no EOF), the last chunks the shell wrote before exiting are still in the pipe when the
+    exit is seen; they must be taken, not dropped."""
+    from tools_impl.bash_engine import run_command
+
+    prof = REFERENCE.replace(bash_exit_stdio_grace_ms=0)
+    for _ in range(3):
+        res = run_command("sleep 2 & head -c 300000 /dev/zero | tr '\\0' a", cwd=str(ws),
+                          env=clean_env(ws.parent / "home"), profile=prof, timeout=None, abort=threading.Event())
+        assert res.details is not None and res.details["truncation"]["totalBytes"] == 300000

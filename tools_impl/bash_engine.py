@@ -16,8 +16,9 @@ Process handling: the kill sequence (``bash.graceful-kill``: SIGTERM to the grou
 ``Profile.bash_term_grace_ms`` unless the group is gone; off: immediate SIGKILL) runs on a timer
 independent of the call, so a TERM-ignoring descendant is killed even after the shell exited and
 the call returned. The call completes when the shell has exited and both pipes reached EOF, or
-``Profile.bash_exit_stdio_grace_ms`` after the exit; then the pipes are closed and descendants
-that still hold them are neither waited for nor killed. Every spawned group is tracked until its
+``Profile.bash_exit_stdio_grace_ms`` after the exit; then what is already waiting in the pipes is
+taken (bounded), the pipes are closed, and descendants that still hold them are neither waited
+for nor killed. Every spawned group is tracked until its
 call (and any pending escalation) is over; ``kill_all_tracked`` — also registered with ``atexit``
 — SIGKILLs the tracked groups (emergency cleanup at server shutdown).
 
@@ -56,6 +57,10 @@ from .profile import (
 
 READ_CHUNK_BYTES = 64 * 1024
 POLL_INTERVAL_S = 0.02  # how often the read loop re-checks the abort signal and the exit status
+# When the exit grace ends with a pipe still open, output that had already arrived is still taken
+# (Node reads pipes eagerly, so it has it by then; a starved reader thread here might not), bounded
+# so that a grandchild that keeps writing cannot hold the call.
+FINAL_DRAIN_MAX_BYTES = 1024 * 1024
 MAX_TIMER_DELAY_MS = 2_147_483_647  # Node's setTimeout limit; larger delays fire after 1 ms
 OVERFLOW_TIMER_DELAY_MS = 1
 
@@ -555,6 +560,8 @@ def _read_until_complete(
                 state.exited = True
                 state.exit_code = exit_code_of(proc.returncode)
             if exit_at is not None and (reader.open_streams == 0 or now - exit_at >= grace_s):
+                if reader.open_streams:
+                    _drain_available(reader, acc, on_data)
                 return escalation
             wait = POLL_INTERVAL_S
             if deadline is not None and not state.kill_started:
@@ -573,6 +580,21 @@ def _read_until_complete(
                 on_update(EngineResult(out.text, out.details, None))
     finally:
         reader.close()
+
+
+def _drain_available(reader: _PosixReader | _ThreadReader, acc: OutputAccumulator,
+                     on_data: DataCallback | None) -> None:
+    """Take the output that is already waiting in the pipes, without waiting for more."""
+    budget = FINAL_DRAIN_MAX_BYTES
+    while budget > 0 and reader.open_streams:
+        chunks = reader.read(0.0)
+        if not chunks:
+            return
+        for stream, data in chunks:
+            budget -= len(data)
+            text = acc.push(data, stream)
+            if text and on_data is not None:
+                on_data(text)
 
 
 # -- environment ----------------------------------------------------------------------------
