@@ -1323,3 +1323,7 @@ def test_output_already_in_the_pipes_at_the_exit_grace_is_not_lost(ws: Path) -> 
         res = run_command("sleep 2 & head -c 300000 /dev/zero | tr '\\0' a", cwd=str(ws),
                           env=clean_env(ws.parent / "home"), profile=prof, timeout=None, abort=threading.Event())
         assert res.details is not None and res.details["truncation"]["totalBytes"] == 300000
+
+
+def test_claude_explicit_timeout_is_used_as_given() -> None:
+    assert classify("ls", timeout_ms=1500.5)["timeouts"]["effective_ms"] == 1500.5

@@ -42,6 +42,7 @@ over the whole subcommand; a rule without wildcards must equal the subcommand.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import shlex
 from collections.abc import Mapping, Sequence
@@ -508,11 +509,13 @@ def prepare_permission_matcher(command: str, syntax: str = "both") -> tuple[Secu
 # ---------------------------------------------------------------- timeouts and classify
 
 
-def resolve_timeout_ms(timeout_ms: object, profile: ClaudeBashProfile = CLAUDE_CODE) -> int:
-    """No timeout → the default (2 min); an explicit one is used up to the maximum (10 min)."""
-    if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, (int, float)) or timeout_ms <= 0:
+def resolve_timeout_ms(timeout_ms: object, profile: ClaudeBashProfile = CLAUDE_CODE) -> float:
+    """No timeout → the default (2 min); an explicit one is used as given (fractions kept) up to the
+    maximum (10 min). A non-positive or NaN value counts as no timeout."""
+    if (isinstance(timeout_ms, bool) or not isinstance(timeout_ms, (int, float)) or math.isnan(timeout_ms)
+            or timeout_ms <= 0):
         return profile.default_timeout_ms
-    return int(min(timeout_ms, profile.max_timeout_ms))
+    return min(timeout_ms, profile.max_timeout_ms)
 
 
 def classify(command: str, rules: list[str], options: dict[str, Any]) -> dict[str, Any]:
