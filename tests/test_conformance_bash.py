@@ -1327,3 +1327,13 @@ def test_output_already_in_the_pipes_at_the_exit_grace_is_not_lost(ws: Path) -> 
 
 def test_claude_explicit_timeout_is_used_as_given() -> None:
     assert classify("ls", timeout_ms=1500.5)["timeouts"]["effective_ms"] == 1500.5
+
+
+def test_layer_a_matches_whole_names_and_prefixes_only() -> None:
+    policy = resolve_bash_env_policy({"mode": "off"}, {}, REFERENCE)
+    env = {"MINIMAX_PROFILE": "1", "MAVIS_AGENTX": "1", "XMAVIS_AGENT": "1", "MY_AGENTARCHON_X": "1",
+           "MAVIS_PORT": "", "MAVIS_SESSION": "s"}
+    res = sanitize_bash_subprocess_env(env, policy, REFERENCE, "linux")
+    # An empty value is still a defined value, so it is reported.
+    assert list(res.removed) == ["MAVIS_PORT", "MAVIS_SESSION"]
+    assert res.env == {"MINIMAX_PROFILE": "1", "MAVIS_AGENTX": "1", "XMAVIS_AGENT": "1", "MY_AGENTARCHON_X": "1"}
