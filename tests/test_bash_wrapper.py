@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -96,9 +97,17 @@ def test_preset_abort_raises_operation_aborted(tmp_path: Path) -> None:
 
 def test_abort_during_run_is_raised_not_returned(tmp_path: Path, profile: Profile) -> None:
     ctx = ctx_for(tmp_path, profile)
-    threading.Timer(0.4, ctx.abort.set).start()
+    marker = tmp_path / "started"  # abort only once "started" was printed (a fixed delay races under load)
+
+    def abort_once_started() -> None:
+        deadline = time.monotonic() + 30
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        ctx.abort.set()
+
+    threading.Thread(target=abort_once_started, daemon=True).start()
     with pytest.raises(ToolAborted) as info:
-        bash.execute({"command": "echo started; sleep 30"}, ctx)
+        bash.execute({"command": f"echo started; touch {marker}; sleep 30"}, ctx)
     assert info.value.message == "started\n\n\nCommand aborted"
 
 
