@@ -484,6 +484,7 @@ def test_real_pi_cancel_kills_a_running_command(pi: DriverProcess) -> None:
     assert time.monotonic() - t0 < CANCEL_DEADLINE_S
 
 
+@pytest.mark.slow
 def test_real_pi_passes_the_pi_surface_corpus_gate_with_its_baseline(real_pi: tuple[str, str]) -> None:
     node, pi_dir = real_pi
     version = _installed_manifest(pi_dir)["version"]
