@@ -73,8 +73,9 @@ if [ -n "$FAKE_RG_LOG" ]; then
 fi
 [ -n "$FAKE_RG_OUT" ] && cat "$FAKE_RG_OUT"
 [ -n "$FAKE_RG_ERR" ] && cat "$FAKE_RG_ERR" >&2
-[ -n "$FAKE_RG_PIDFILE" ] && echo $$ > "$FAKE_RG_PIDFILE"
+# the trap comes first, so a written pid file means SIGTERM is already ignored
 [ -n "$FAKE_RG_IGNORE_TERM" ] && trap '' TERM
+[ -n "$FAKE_RG_PIDFILE" ] && echo $$ > "$FAKE_RG_PIDFILE"
 # exec: the sleeper is this very process, so a signal to it is a signal to "ripgrep"
 [ "${FAKE_RG_SLEEP:-0}" != "0" ] && exec sleep "$FAKE_RG_SLEEP"
 exit "${FAKE_RG_EXIT:-0}"
@@ -1227,9 +1228,10 @@ def test_timeout_escalates_to_sigkill_after_the_grace_period(ws: Path, fake: Fak
     fake.respond(sleep=30)
     fake.env.update({"FAKE_RG_IGNORE_TERM": "1", "FAKE_RG_PIDFILE": str(tmp_path / "pid")})
     started = time.monotonic()
-    assert raised(grep_tool.execute, {"pattern": "p"}, fake.ctx(ws, rg_timeout_ms=200, rg_kill_grace_ms=400)) == (
+    # 1 s leaves the stand-in time to ignore TERM even on a loaded machine
+    assert raised(grep_tool.execute, {"pattern": "p"}, fake.ctx(ws, rg_timeout_ms=1000, rg_kill_grace_ms=400)) == (
         "grep timed out")
-    assert 0.55 <= time.monotonic() - started < 10
+    assert 1.35 <= time.monotonic() - started < 15
     assert not _alive(_pid(fake))
 
 
@@ -1237,15 +1239,21 @@ def test_timeout_escalates_to_sigkill_after_the_grace_period(ws: Path, fake: Fak
 def test_abort_keeps_the_kill_escalation_armed(ws: Path, fake: FakeRg, tmp_path: Path) -> None:
     fake.respond(sleep=30)
     fake.env.update({"FAKE_RG_IGNORE_TERM": "1", "FAKE_RG_PIDFILE": str(tmp_path / "pid")})
-    ctx = fake.ctx(ws, rg_kill_grace_ms=500)
-    threading.Timer(0.3, ctx.abort.set).start()
-    started = time.monotonic()
+    ctx = fake.ctx(ws, rg_kill_grace_ms=3000)
+    aborted_at: list[float] = []
+
+    def abort_once_running() -> None:  # a fixed delay could abort before the spawn on a loaded machine
+        _pid(fake, timeout=30)
+        aborted_at.append(time.monotonic())
+        ctx.abort.set()
+
+    threading.Thread(target=abort_once_running, daemon=True).start()
     with pytest.raises(ToolAborted):
         glob_tool.execute({"pattern": "*"}, ctx)
-    assert time.monotonic() - started < 0.5 + 0.3  # raised before the grace period ran out
+    assert time.monotonic() - aborted_at[0] < 2.5  # raised before the 3 s grace period ran out
     pid = _pid(fake)
     assert _alive(pid)  # SIGTERM was ignored ...
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 15
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not _alive(pid)  # ... and SIGKILL followed

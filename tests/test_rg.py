@@ -176,12 +176,19 @@ def test_abort_raises_operation_aborted_and_still_kills(tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
     binary = fake_rg(tmp_path, f"echo $$ > {pidfile}\nexec sleep 30")
     ctx = ctx_for(tmp_path, REFERENCE.replace(rg_binary=binary, rg_kill_grace_ms=200))
-    threading.Timer(0.3, ctx.abort.set).start()
+
+    def abort_once_running() -> None:  # a fixed delay could abort before the spawn on a loaded machine
+        deadline = time.monotonic() + 30
+        while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        ctx.abort.set()
+
+    threading.Thread(target=abort_once_running, daemon=True).start()
     with pytest.raises(ToolAborted) as err:
         run_rg([], str(tmp_path), ctx)
     assert str(err.value) == "Operation aborted"
     pid = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 15
     while time.monotonic() < deadline and _alive(pid):
         time.sleep(0.05)
     assert not _alive(pid)
