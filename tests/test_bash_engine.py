@@ -120,9 +120,15 @@ def test_already_aborted_signal_raises_command_aborted_without_spawning(tmp_path
 
 def test_abort_raises_output_then_command_aborted(tmp_path: Path) -> None:
     abort = threading.Event()
-    threading.Timer(0.5, abort.set).start()
+    marker = tmp_path / "started"  # abort once "started" was printed (a fixed delay races under load)
+
+    def abort_once_started() -> None:
+        wait_until(marker.exists, 30)
+        abort.set()
+
+    threading.Thread(target=abort_once_started, daemon=True).start()
     with pytest.raises(ToolAborted) as info:
-        run("echo started; sleep 30", tmp_path, abort=abort)
+        run(f"echo started; touch {marker}; sleep 30", tmp_path, abort=abort)
     assert info.value.message == "started\n\n\nCommand aborted"
 
 
