@@ -112,3 +112,18 @@ def test_shipped_corpus_passes_on_docker_with_the_same_observations_as_local(
     assert len(shared) >= 100
     differing = {key: (local_obs[key], docker_obs[key]) for key in shared if local_obs[key] != docker_obs[key]}
     assert differing == {}
+
+
+def test_upstream_emulation_matches_behaviour_recorded_from_published_pi() -> None:
+    """adapters/pi/scenarios pin outputs recorded from the published pi 0.79.1 tools; the
+    reference server with --upstream (engine only, every patch off) must reproduce them."""
+    import sys
+
+    from harness.backends.cmd import CmdBackend
+
+    scenarios = load_corpus([REPO / "adapters" / "pi" / "scenarios"])
+    assert len(scenarios) >= 8
+    command = f"{sys.executable} -m tools_impl.server --upstream"
+    run = Runner(lambda: CmdBackend(command), jobs=2, backend_label="upstream").run(scenarios)
+    assert _problems(run) == []
+    assert run.counts()["pass"] == len(scenarios)

@@ -40,7 +40,7 @@ def test_wrong_type_enum_and_extra_properties_are_all_reported() -> None:
         "  - path: must be string",
         "  - offset: must be number",
         "  - mode: must be equal to one of the allowed values",
-        "  - extra: must NOT have additional properties",
+        "  - root: must not have additional properties",
     ]
 
 
@@ -48,3 +48,36 @@ def test_non_object_arguments_are_rejected() -> None:
     with pytest.raises(ArgumentError) as info:
         validate_args("read", SCHEMA, ["a"])
     assert "  - root: must be object" in str(info.value)
+
+
+PI_EDIT = {
+    "properties": {
+        "path": {"type": "string"},
+        "edits": {"type": "array", "items": {"type": "object", "required": ["oldText", "newText"],
+                                              "properties": {"oldText": {"type": "string"},
+                                                             "newText": {"type": "string"}}}},
+    },
+    "required": ["path", "edits"],
+    "additionalProperties": False,
+}
+
+
+def test_all_missing_properties_share_one_line_at_the_first_ones_path() -> None:
+    """pi-ai renders a required error at instance path + first missing property, listing all."""
+    with pytest.raises(ArgumentError) as info:
+        validate_args("edit", PI_EDIT, {"file_path": "a", "old_string": "x"})
+    assert str(info.value).split("\n")[:3] == [
+        'Validation failed for tool "edit":',
+        "  - path: must have required properties path, edits",
+        "  - root: must not have additional properties",
+    ]
+
+
+def test_nested_item_errors_name_the_dotted_instance_path() -> None:
+    with pytest.raises(ArgumentError) as info:
+        validate_args("edit", PI_EDIT, {"path": "a", "edits": [{"oldText": "a", "newText": "b"}, {"oldText": "a"}]})
+    assert str(info.value).split("\n")[1] == "  - edits.1.newText: must have required properties newText"
+    with pytest.raises(ArgumentError) as info:
+        validate_args("edit", PI_EDIT, {"path": "a", "edits": [{"oldText": 1, "newText": []}]})
+    # a number is coerced to a string (as the host's coercion does); an array is not
+    assert str(info.value).split("\n")[1:3] == ["  - edits.0.newText: must be string", ""]

@@ -39,9 +39,18 @@ MINIMAX_SCHEMA: dict[str, Any] = {
 PI_SCHEMA: dict[str, Any] = {
     "properties": {
         "path": {"type": "string"},
-        "edits": {"type": "array"},
+        "edits": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"oldText": {"type": "string"}, "newText": {"type": "string"}},
+                "required": ["oldText", "newText"],
+                "additionalProperties": False,
+            },
+        },
     },
     "required": ["path", "edits"],
+    "additionalProperties": False,
 }
 SCHEMA = MINIMAX_SCHEMA
 

@@ -53,40 +53,65 @@ def _coerce(value: Any, typ: str) -> tuple[bool, Any]:
 
 
 def validate_args(tool: str, schema: ParamSchema, args: Any) -> dict[str, Any]:
-    """Validate and coerce ``args``; raise ``ArgumentError`` with pi's message on failure."""
+    """Validate and coerce ``args``; raise ``ArgumentError`` with pi's message on failure.
+
+    Errors follow pi-ai's ``validateToolArguments`` rendering: one line per error,
+    ``  - <path>: <message>``, where the path is the instance path joined with ``.`` (``root``
+    when empty); a ``required`` error appends the first missing property to the path and lists
+    all of them (``  - path: must have required properties path, edits``); additional
+    properties give one ``must not have additional properties`` error at the object's path.
+    """
     problems: list[str] = []
-    if not isinstance(args, dict):
-        problems.append("  - root: must be object")
-        raise ArgumentError(_render(tool, problems, args))
-    out = dict(args)
-    props: Mapping[str, Any] = schema.get("properties", {})
-    for name in schema.get("required", ()):
-        if name not in args or args[name] is None:
-            problems.append(f"  - {name}: must have required properties {name}")
-    for name, value in args.items():
-        spec = props.get(name)
-        if spec is None:
-            if schema.get("additionalProperties") is False:
-                problems.append(f"  - {name}: must NOT have additional properties")
-            continue
-        if value is None and name not in schema.get("required", ()):
-            out.pop(name)
-            continue
-        typ = spec.get("type")
-        if typ:
-            ok, coerced = _coerce(value, typ)
-            if not ok:
-                problems.append(f"  - {name}: must be {typ}")
-                continue
-            out[name] = coerced
-        enum = spec.get("enum")
-        if enum is not None and out[name] not in enum:
-            problems.append(f"  - {name}: must be equal to one of the allowed values")
-        maximum = spec.get("maximum")
-        if maximum is not None and isinstance(out[name], (int, float)) and out[name] > maximum:
-            problems.append(f"  - {name}: must be <= {maximum}")
+    out = _validate(schema, args, [], problems)
     if problems:
         raise ArgumentError(_render(tool, problems, args))
+    assert isinstance(out, dict)
+    return out
+
+
+def _path(parts: list[str]) -> str:
+    return ".".join(parts) or "root"
+
+
+def _validate(schema: ParamSchema, value: Any, at: list[str], problems: list[str]) -> Any:
+    """Check ``value`` against ``schema`` (object/array/scalar keywords we use); return the
+    coerced value and append rendered problems."""
+    typ = schema.get("type", "object" if "properties" in schema else None)
+    if typ:
+        ok, value = _coerce(value, typ)
+        if not ok:
+            problems.append(f"  - {_path(at)}: must be {typ}")
+            return value
+    if isinstance(value, dict) and ("properties" in schema or "required" in schema):
+        return _validate_object(schema, value, at, problems)
+    if isinstance(value, list) and "items" in schema:
+        return [_validate(schema["items"], item, [*at, str(i)], problems) for i, item in enumerate(value)]
+    enum = schema.get("enum")
+    if enum is not None and value not in enum:
+        problems.append(f"  - {_path(at)}: must be equal to one of the allowed values")
+    maximum = schema.get("maximum")
+    if maximum is not None and isinstance(value, (int, float)) and not isinstance(value, bool) and value > maximum:
+        problems.append(f"  - {_path(at)}: must be <= {maximum}")
+    return value
+
+
+def _validate_object(schema: ParamSchema, value: dict[str, Any], at: list[str], problems: list[str]) -> dict[str, Any]:
+    required = list(schema.get("required", ()))
+    missing = [name for name in required if name not in value or value[name] is None]
+    if missing:
+        problems.append(f"  - {_path([*at, missing[0]])}: must have required properties {', '.join(missing)}")
+    props: Mapping[str, Any] = schema.get("properties", {})
+    out = dict(value)
+    for name, spec in props.items():
+        if name not in value:
+            continue
+        if value[name] is None:
+            if name not in required:
+                out.pop(name)  # an explicit null for an optional argument means "not given"
+            continue
+        out[name] = _validate(spec, value[name], [*at, name], problems)
+    if schema.get("additionalProperties") is False and any(name not in props for name in value):
+        problems.append(f"  - {_path(at)}: must not have additional properties")
     return out
 
 
