@@ -415,6 +415,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except KeyboardInterrupt:
         print("toolproof: interrupted", file=sys.stderr)
         return EXIT_ERROR
+    except BrokenPipeError:
+        # the reader went away (`toolproof list … | head`): stop quietly, as Unix tools do;
+        # pointing stdout at /dev/null keeps interpreter shutdown from flushing into the pipe
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

@@ -23,3 +23,13 @@ def test_an_unstartable_backend_is_reported_once_with_the_scenarios_it_hit(tmp_p
     assert lines.count(f"    infrastructure: cannot start implementation 'cmd:{missing}': "
                        f"[Errno 2] No such file or directory: '{missing}'") == 1
     assert lines[-1].startswith("toolproof: 3 error in ")
+
+
+def test_a_closed_pipe_ends_the_command_quietly() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "list", str(REPO / "scenarios")], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # like `| head -1`
+    _, err = proc.communicate(timeout=60)
+    assert b"Traceback" not in err and b"BrokenPipeError" not in err
