@@ -1347,3 +1347,48 @@ def test_layer_a_matches_whole_names_and_prefixes_only() -> None:
     # An empty value is still a defined value, so it is reported.
     assert list(res.removed) == ["MAVIS_PORT", "MAVIS_SESSION"]
     assert res.env == {"MINIMAX_PROFILE": "1", "MAVIS_AGENTX": "1", "XMAVIS_AGENT": "1", "MY_AGENTARCHON_X": "1"}
+
+
+def spec_truncate_tail(content: str, max_lines: int, max_bytes: int) -> tuple[str, bool, int, bool, str | None]:
+    """§1.1 truncateTail as the mirror image of truncateHead: (content, truncated, outputLines,
+    lastLinePartial, truncatedBy when a limit stopped the walk, else None)."""
+    lines = [] if content == "" else content.split("\n")
+    if content.endswith("\n"):
+        lines.pop()
+    if len(lines) <= max_lines and utf8(content) <= max_bytes:
+        return content, False, len(lines), False, None
+    kept: list[str] = []
+    used = 0
+    stopped_by: str | None = None
+    partial = False
+    for line in reversed(lines):
+        if len(kept) >= max_lines:
+            stopped_by = "lines"
+            break
+        cost = utf8(line) + (1 if kept else 0)
+        if used + cost > max_bytes:
+            stopped_by = "bytes"
+            if not kept:
+                kept.insert(0, spec_utf8_suffix(line.encode(), max_bytes).decode())
+                partial = True
+            break
+        kept.insert(0, line)
+        used += cost
+    return "\n".join(kept), True, len(kept), partial, stopped_by
+
+
+@given(st.lists(st.text(alphabet="ab é€\t", max_size=12), max_size=10), st.booleans(),
+       st.integers(min_value=1, max_value=6), st.integers(min_value=0, max_value=40))
+def test_truncate_tail_is_the_mirror_image_of_truncate_head(lines: list[str], final_newline: bool, max_lines: int,
+                                                             max_bytes: int) -> None:
+    """Invariant: whole lines from the end within both limits, or a UTF-8-safe suffix of an oversized
+    last line; the result never exceeds ``maxBytes`` nor ``maxLines``."""
+    content = "\n".join(lines) + ("\n" if final_newline and lines else "")
+    r = truncate_tail(content, max_lines=max_lines, max_bytes=max_bytes)
+    text, truncated, out_lines, partial, stopped_by = spec_truncate_tail(content, max_lines, max_bytes)
+    assert (r.content, r.truncated, r.output_lines, r.last_line_partial) == (text, truncated, out_lines, partial)
+    if stopped_by is not None:
+        assert r.truncated_by == stopped_by
+    assert (r.total_bytes, r.output_bytes) == (utf8(content), utf8(r.content))
+    if truncated:
+        assert utf8(r.content) <= max_bytes and r.output_lines <= max_lines
