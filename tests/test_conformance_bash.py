@@ -1392,3 +1392,22 @@ def test_truncate_tail_is_the_mirror_image_of_truncate_head(lines: list[str], fi
     assert (r.total_bytes, r.output_bytes) == (utf8(content), utf8(r.content))
     if truncated:
         assert utf8(r.content) <= max_bytes and r.output_lines <= max_lines
+
+
+def test_server_cancel_raises_the_engine_abort_text(served: Served, ws: Path) -> None:
+    assert served.proc.stdin and served.proc.stdout
+    started = ws / "started"
+    call = {"id": "run", "op": "call", "tool": "bash", "args": {"command": f"echo partial; touch {started}; sleep 30"}}
+    served.proc.stdin.write((json.dumps(call) + "\n").encode())
+    served.proc.stdin.flush()
+    assert wait_for(started.exists)
+    served.proc.stdin.write((json.dumps({"id": "stop", "op": "cancel", "target": "run"}) + "\n").encode())
+    served.proc.stdin.flush()
+    responses = {}
+    while len(responses) < 2:
+        resp = json.loads(served.proc.stdout.readline())
+        responses[resp["id"]] = resp
+    assert responses["stop"]["result"] == {"cancelled": True}
+    assert responses["run"]["ok"] is False
+    assert responses["run"]["error"]["kind"] == "aborted"
+    assert responses["run"]["error"]["message"] == "partial\n\n\nCommand aborted"
