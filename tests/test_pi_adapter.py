@@ -30,7 +30,6 @@ INFO_FILE = "toolproof-pi.json"  # written by adapters/pi/pi_setup.py beside nod
 PI_DIR = os.environ.get("TOOLPROOF_PI_DIR") or None
 REQUIRE_PI = os.environ.get("TOOLPROOF_REQUIRE_PI") == "1"
 CANCEL_DEADLINE_S = 10.0
-EXECUTION_START_S = 0.3
 
 JsonObj = dict[str, Any]
 
@@ -113,7 +112,8 @@ class DriverProcess:
 
 # -- a stand-in package with the npm package's layout -------------------------------------------
 
-FAKE_AGENT_JS = r"""
+FAKE_AGENT_JS = r"""import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 const log = [];
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export function createReadTool(cwd) {
@@ -149,6 +149,7 @@ export function createBashTool(_cwd) {
     async execute(_id, params, signal) {
       if (params.command === "env") return { content: [{ type: "text", text: `FOO=${process.env.FOO ?? "<unset>"}` }] };
       if (params.command === "hang") {
+        writeFileSync(join(_cwd, "hang-started"), "");
         await new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(new Error("Command aborted"))));
       }
       throw new Error(`boom: ${params.command}`);
@@ -275,9 +276,17 @@ def test_thrown_error_is_kind_tool_with_its_message(fake_driver: DriverProcess) 
     assert fake_driver.call("bash", {"command": "x y"})["error"] == {"message": "boom: x y", "kind": "tool"}
 
 
-def test_cancel_aborts_a_running_call_as_kind_aborted(fake_driver: DriverProcess) -> None:
+def _wait_for(path: Path, timeout_s: float = 30.0) -> None:
+    """Wait until ``path`` exists: the call has really started executing."""
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
+def test_cancel_aborts_a_running_call_as_kind_aborted(fake_driver: DriverProcess, tmp_path: Path) -> None:
     rid = fake_driver.send("call", tool="bash", args={"command": "hang"})
-    time.sleep(EXECUTION_START_S)  # a cancel read before the call starts gives "Operation aborted"
+    _wait_for(tmp_path / "ws" / "hang-started")  # a cancel read before the call starts gives "Operation aborted"
     t0 = time.monotonic()
     assert fake_driver.request("cancel", target=rid)["result"] == {"cancelled": True}
     assert fake_driver.wait(rid)["error"] == {"message": "Command aborted", "kind": "aborted"}
@@ -473,9 +482,9 @@ def test_real_pi_bash_exit_code_and_environment(pi: DriverProcess, tmp_path: Pat
     assert out == f"bar|{ws}|{tmp_path}/.pi/agent/bin\n"
 
 
-def test_real_pi_cancel_kills_a_running_command(pi: DriverProcess) -> None:
-    rid = pi.send("call", tool="bash", args={"command": "sleep 30"})
-    time.sleep(EXECUTION_START_S)
+def test_real_pi_cancel_kills_a_running_command(pi: DriverProcess, tmp_path: Path) -> None:
+    rid = pi.send("call", tool="bash", args={"command": "touch started && sleep 30"})
+    _wait_for(tmp_path / "ws" / "started")
     t0 = time.monotonic()
     assert pi.request("cancel", target=rid)["result"] == {"cancelled": True}
     resp = pi.wait(rid)
