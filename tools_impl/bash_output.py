@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from .jstext import format_size, utf8_len, utf8_safe_suffix
-from .limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, truncate_tail
+from .limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationResult, truncate_tail
 
 ROLLING_FACTOR = 2  # maxRollingBytes = max(2 * maxBytes, 1)
 TOKEN_BYTES = 8  # randomBytes(8) → 16 hex characters in the file name
@@ -79,20 +79,12 @@ class OutputSnapshot:
     full_output_path: str | None
 
     def truncation_json(self) -> dict[str, Any]:
-        """The camel-cased object placed in ``details.truncation``."""
-        return {
-            "content": self.content,
-            "truncated": self.truncated,
-            "truncatedBy": self.truncated_by,
-            "totalLines": self.total_lines,
-            "totalBytes": self.total_bytes,
-            "outputLines": self.output_lines,
-            "outputBytes": self.output_bytes,
-            "lastLinePartial": self.last_line_partial,
-            "firstLineExceedsLimit": self.first_line_exceeds_limit,
-            "maxLines": self.max_lines,
-            "maxBytes": self.max_bytes,
-        }
+        """The camel-cased object placed in ``details.truncation`` (pi's ``TruncationResult``)."""
+        return TruncationResult(
+            self.content, self.truncated, self.truncated_by, self.total_lines, self.total_bytes,
+            self.output_lines, self.output_bytes, self.last_line_partial, self.first_line_exceeds_limit,
+            self.max_lines, self.max_bytes,
+        ).to_json()
 
 
 @dataclass(frozen=True)

@@ -66,14 +66,18 @@ def split_lines_for_counting(text: str) -> list[str]:
     return lines
 
 
+def _untruncated(content: str, total_lines: int, total_bytes: int, max_lines: int, max_bytes: int) -> TruncationResult:
+    return TruncationResult(content, False, None, total_lines, total_bytes, total_lines, total_bytes,
+                            False, False, max_lines, max_bytes)
+
+
 def truncate_head(content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES) -> TruncationResult:
     """Keep whole lines from the beginning (spec §1.1 ``truncateHead``)."""
     lines = split_lines_for_counting(content)
     total_lines = len(lines)
     total_bytes = utf8_len(content)
     if total_lines <= max_lines and total_bytes <= max_bytes:
-        return TruncationResult(content, False, None, total_lines, total_bytes, total_lines, total_bytes,
-                                False, False, max_lines, max_bytes)
+        return _untruncated(content, total_lines, total_bytes, max_lines, max_bytes)
     if lines and utf8_len(lines[0]) > max_bytes:
         return TruncationResult("", True, "bytes", total_lines, total_bytes, 0, 0, False, True, max_lines, max_bytes)
     kept: list[str] = []
@@ -100,8 +104,7 @@ def truncate_tail(content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: i
     total_lines = len(lines)
     total_bytes = utf8_len(content)
     if total_lines <= max_lines and total_bytes <= max_bytes:
-        return TruncationResult(content, False, None, total_lines, total_bytes, total_lines, total_bytes,
-                                False, False, max_lines, max_bytes)
+        return _untruncated(content, total_lines, total_bytes, max_lines, max_bytes)
     kept: list[str] = []
     used = 0
     truncated_by: TruncatedBy = "lines"

@@ -87,15 +87,19 @@ def macos_variants(resolved: str) -> list[str]:
     return [variant_am_pm(resolved), nfd, variant_curly(resolved), variant_curly(nfd)]
 
 
-def engine_resolve_read(path: str, root: str, home: str, exists: Callable[[str], bool] = os.path.exists) -> str:
-    """Engine read resolution (spec §2.6 step 2): resolved, else the first existing macOS variant."""
-    resolved = engine_resolve(path, root, home)
+def first_existing_variant(resolved: str, exists: Callable[[str], bool]) -> str:
+    """``resolved`` if it exists, else the first existing macOS variant of it, else ``resolved``."""
     if exists(resolved):
         return resolved
     for cand in macos_variants(resolved):
         if cand != resolved and exists(cand):
             return cand
     return resolved
+
+
+def engine_resolve_read(path: str, root: str, home: str, exists: Callable[[str], bool] = os.path.exists) -> str:
+    """Engine read resolution (spec §2.6 step 2): resolved, else the first existing macOS variant."""
+    return first_existing_variant(engine_resolve(path, root, home), exists)
 
 
 def wrapper_base_resolve(p: str, root: str, home: str, *, windows: bool = False) -> str:
@@ -119,13 +123,7 @@ def wrapper_resolve(path: str, root: str, home: str, exists: Callable[[str], boo
         norm = norm[1:]
     if re.match(r"^file://", norm):
         norm = file_url_to_path(norm)
-    resolved = wrapper_base_resolve(norm, root, home)
-    if exists(resolved):
-        return resolved
-    for cand in macos_variants(resolved):
-        if cand != resolved and exists(cand):
-            return cand
-    return resolved
+    return first_existing_variant(wrapper_base_resolve(norm, root, home), exists)
 
 
 def search_root(path: str | None, root: str) -> str:
