@@ -398,15 +398,25 @@ class Server:
             t.join(timeout)
 
 
-def serve(inp: IO[str] = sys.stdin, out: IO[str] = sys.stdout, profile: Profile = REFERENCE) -> int:
+def serve(inp: IO[str] = sys.stdin, out: IO[str] = sys.stdout, profile: Profile = REFERENCE,
+          server_class: type[Server] = Server) -> int:
     """Serve requests from ``inp`` until ``shutdown`` or end of input."""
-    server = Server(out, profile)
+    server = server_class(out, profile)
     for line in inp:
         server.handle_line(line)
         if not server.running:
             break
     server.wait_idle()
     return 0
+
+
+def serve_stdio(profile: Profile = REFERENCE, server_class: type[Server] = Server) -> int:
+    """``serve`` on this process's stdin/stdout as line-buffered UTF-8 regardless of the host
+    locale: the protocol is UTF-8 JSON."""
+    inp = open(sys.stdin.fileno(), encoding="utf-8", errors="surrogateescape", closefd=False)
+    out = open(sys.stdout.fileno(), "w", encoding="utf-8", errors="surrogateescape", closefd=False,
+               buffering=1)
+    return serve(inp, out, profile, server_class)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -418,11 +428,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from .profile import UPSTREAM_PI
 
-    # Line-buffered UTF-8 regardless of the host locale: the protocol is UTF-8 JSON.
-    inp = open(sys.stdin.fileno(), encoding="utf-8", errors="surrogateescape", closefd=False)
-    out = open(sys.stdout.fileno(), "w", encoding="utf-8", errors="surrogateescape", closefd=False,
-               buffering=1)
-    return serve(inp, out, UPSTREAM_PI if args.upstream else REFERENCE)
+    return serve_stdio(UPSTREAM_PI if args.upstream else REFERENCE)
 
 
 if __name__ == "__main__":

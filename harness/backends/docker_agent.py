@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 import time
 from typing import Any
 
@@ -110,13 +109,4 @@ def main() -> int:
                 return
             super().handle_line(line)
 
-    inp = open(sys.stdin.fileno(), encoding="utf-8", errors="surrogateescape", closefd=False)
-    out = open(sys.stdout.fileno(), "w", encoding="utf-8", errors="surrogateescape", closefd=False,
-               buffering=1)
-    server = AgentServer(out)
-    for line in inp:
-        server.handle_line(line)
-        if not server.running:
-            break
-    server.wait_idle()
-    return 0
+    return tool_server.serve_stdio(server_class=AgentServer)
