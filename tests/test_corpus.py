@@ -20,6 +20,7 @@ from harness.baseline import apply_baseline, load_baseline
 from harness.loader import load_corpus
 from harness.results import RunResult
 from harness.runner import Runner
+from harness.snapshots import SnapshotStore
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "scenarios"
@@ -28,7 +29,9 @@ BASELINE = REPO / "baselines" / "toolproof-reference.yaml"
 
 def _run(factory: Any, label: str) -> RunResult:
     scenarios = load_corpus([CORPUS])
-    run = Runner(factory, jobs=2, backend_label=label).run(scenarios, baseline=str(BASELINE))
+    snapshots = SnapshotStore(REPO / "snapshots")
+    run = Runner(factory, jobs=2, backend_label=label, snapshot_factory=snapshots.hook_for).run(
+        scenarios, baseline=str(BASELINE))
     return apply_baseline(run, load_baseline(str(BASELINE)))
 
 
