@@ -5,31 +5,30 @@ patch). Owns the ``toolproof matrix`` command and its two reports: one self-cont
 and a compact Markdown summary (docs/matrix.md).
 
 The model (``build_matrix``) and the renderers (``to_html``, ``to_markdown``) are pure functions;
-only ``load_run`` and ``cmd_matrix`` touch files.
+only ``cmd_matrix`` touches files (results are read by ``reports.load_results``).
 """
 
 from __future__ import annotations
 
 import argparse
 import html
-import json
 import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from .errors import UsageError
 from .reports import STATUS_ICONS
+from .reports import load_results as load_run  # the shared results reader, under the matrix's name
 from .results import (
     ERROR,
     EXIT_ERROR,
     EXIT_OK,
     FAIL,
     PASS,
-    RESULTS_FORMAT,
     SKIP,
     STALE,
     STATUSES,
@@ -298,70 +297,6 @@ def build_matrix(runs: Sequence[tuple[str, RunResult]], labels: Sequence[str | N
         cells = tuple(cell_for(m[sid]) if sid in m else MatrixCell(None) for m in by_run)
         rows.append(MatrixRow(sid, group_of(sid), title, patches_of(tags), tuple(tags), cells))
     return Matrix(columns, tuple(rows))
-
-
-# -- loading --------------------------------------------------------------------------------------
-
-def _not_results(path: str, why: str) -> UsageError:
-    return UsageError(f"{path}: not a toolproof JSON results file ({why})")
-
-
-def _check_scenario(path: str, index: int, obj: Any) -> None:
-    where = f"scenarios[{index}]"
-    if not isinstance(obj, dict):
-        raise _not_results(path, f"{where} is not an object")
-    if not isinstance(obj.get("id"), str) or not obj["id"]:
-        raise _not_results(path, f"{where} has no string 'id'")
-    where = f"scenario {obj['id']!r}"
-    if obj.get("status") not in STATUSES:
-        raise _not_results(path, f"{where}: status {obj.get('status')!r} is not one of {', '.join(STATUSES)}")
-    tags = obj.get("tags", [])
-    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        raise _not_results(path, f"{where}: 'tags' is not a list of strings")
-    steps = obj.get("steps", [])
-    if not isinstance(steps, list):
-        raise _not_results(path, f"{where}: 'steps' is not a list")
-    for j, st in enumerate(steps):
-        if not isinstance(st, dict) or "id" not in st or st.get("status") not in STATUSES:
-            raise _not_results(path, f"{where}: steps[{j}] has no 'id' or a status that is not one of "
-                                     f"{', '.join(STATUSES)}")
-        msgs = st.get("messages", [])
-        if not isinstance(msgs, list) or not all(isinstance(m, str) for m in msgs):
-            raise _not_results(path, f"{where}: steps[{j}].messages is not a list of strings")
-
-
-def parse_run(obj: Any, path: str) -> RunResult:
-    """A results JSON object (``RunResult.to_json``) → RunResult; any shape problem is a
-    one-line ``UsageError`` naming ``path`` (and the scenario)."""
-    if not isinstance(obj, dict) or not isinstance(obj.get("scenarios"), list):
-        raise _not_results(path, "no 'scenarios' list")
-    fmt = obj.get("format", RESULTS_FORMAT)
-    if fmt != RESULTS_FORMAT:
-        raise UsageError(f"{path}: results format {fmt!r} is not supported (expected {RESULTS_FORMAT})")
-    if not isinstance(obj.get("run", {}), dict):
-        raise _not_results(path, "'run' is not an object")
-    seen: set[str] = set()
-    for i, s in enumerate(obj["scenarios"]):
-        _check_scenario(path, i, s)
-        if s["id"] in seen:
-            raise _not_results(path, f"scenario {s['id']!r} appears twice")
-        seen.add(s["id"])
-    try:
-        return RunResult.from_json(obj)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise _not_results(path, f"{type(exc).__name__}: {exc}") from None
-
-
-def load_run(path: str) -> RunResult:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read results {path}: {exc}") from None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _not_results(f"{path}:{exc.lineno}", exc.msg) from None
-    return parse_run(obj, path)
 
 
 # -- HTML -----------------------------------------------------------------------------------------
