@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -24,7 +23,7 @@ from typing import Any
 from . import fuzzy
 from .context import ToolContext
 from .errors import ToolError
-from .jstext import js_trim
+from .jstext import js_trim, js_utf8
 from .mutation_queue import file_mutation
 from .oserr import error_code, node_error_message
 from .paths import engine_resolve
@@ -48,8 +47,6 @@ DISPROPORTION_EXTRA_LINES = 3
 DISPROPORTION_LINE_FACTOR = 2
 DISPROPORTION_EXTRA_CHARS = 500
 DISPROPORTION_CHAR_FACTOR = 4
-
-_LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -319,7 +316,7 @@ def detect_crlf(text: str) -> bool:
 
 def encode_utf8(text: str) -> bytes:
     """UTF-8 as Node writes it: a lone surrogate becomes U+FFFD."""
-    return _LONE_SURROGATE_RE.sub("\ufffd", fuzzy.py_string(text)).encode("utf-8")
+    return js_utf8(fuzzy.py_string(text))
 
 
 def _access_code(abs_path: str) -> str | None:

@@ -1,5 +1,6 @@
 """JavaScript-compatible text helpers (spec §0.4): UTF-16 lengths, JS whitespace trimming,
-``Number#toString``, ``toFixed`` rounding, ``formatSize`` and UTF-8-safe byte cuts.
+``Number#toString``, ``toFixed`` rounding, ``formatSize``, Node's UTF-8 encoding (``js_utf8``)
+and UTF-8-safe byte cuts.
 
 The reference tool layer runs on Node.js; every observable count and number must be computed
 the way JavaScript computes it, not the way Python does by default.
@@ -20,6 +21,7 @@ JS_WHITESPACE = (
 _JS_WS_CLASS = "[" + re.escape(JS_WHITESPACE) + "]"
 _TRIM_END_RE = re.compile(_JS_WS_CLASS + "+$")
 _TRIM_START_RE = re.compile("^" + _JS_WS_CLASS + "+")
+_LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 def js_trim_end(s: str) -> str:
@@ -41,6 +43,11 @@ def utf16_len(s: str) -> int:
 
 def utf8_len(s: str) -> int:
     return len(s.encode("utf-8", "surrogatepass"))
+
+
+def js_utf8(text: str) -> bytes:
+    """``Buffer.from(text, 'utf8')``: every surrogate code point left in ``text`` becomes U+FFFD."""
+    return _LONE_SURROGATE_RE.sub("\ufffd", text).encode("utf-8")
 
 
 def js_number(x: float | int) -> str:

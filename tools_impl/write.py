@@ -9,7 +9,6 @@ they can be property-tested.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,7 +16,7 @@ from . import paths
 from .context import ToolContext
 from .diff import DiffBounds, DiffOmitted, diff_lines_bounded, numbered_diff_from_changes, patch_from_changes
 from .errors import ToolError
-from .jstext import utf8_len, utf16_len
+from .jstext import js_utf8, utf8_len, utf16_len
 from .mutation_queue import file_mutation
 from .oserr import error_code, node_error_message
 from .profile import Profile
@@ -45,7 +44,6 @@ ENCODING_SAMPLE_BYTES = 4096
 # A NUL within this prefix of a UTF-8 file marks it binary: no old text is captured.
 BINARY_SNIFF_BYTES = 4096
 OVERWROTE_SUFFIX = " (overwrote existing file)"
-_LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -72,11 +70,6 @@ class EncodedContent:
 
 # ---------------------------------------------------------------------------------------------
 # Pure pieces
-
-
-def js_utf8(text: str) -> bytes:
-    """``Buffer.from(text, 'utf8')``: lone surrogates become U+FFFD."""
-    return _LONE_SURROGATE_RE.sub("\ufffd", text).encode("utf-8")
 
 
 def detect_encoding(head: bytes) -> tuple[Encoding, bool]:
