@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import yaml
 
 from .errors import ScenarioError
-from .loader import _Reader
+from .loader import Node, _Reader, parse_yaml_document, read_document_text
 from .results import ERROR, FAIL, PASS, SKIP, STALE, XFAIL, RunResult, ScenarioResult, StepResult
 
 BASELINE_KEYS = ("implementation", "entries")
@@ -44,55 +43,45 @@ class Baseline:
         return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
+def _baseline(r: _Reader, root: Node) -> Baseline:
+    pairs = r.mapping(root, "", BASELINE_KEYS) or {}
+    impl = ""
+    if "implementation" not in pairs:
+        r.problem(root, "implementation", "required field is missing")
+    else:
+        impl = r.string(pairs["implementation"][1], "implementation", allow_empty=False) or ""
+    entries: list[BaselineEntry] = []
+    seen: set[tuple[str, str | None]] = set()
+    items = r.sequence(pairs["entries"][1], "entries") if "entries" in pairs else []
+    for i, item in enumerate(items or [], 1):
+        field = f"entries[{i}]"
+        e = r.mapping(item, field, ENTRY_KEYS)
+        if e is None:
+            continue
+        for key in ("id", "reason"):
+            if key not in e:
+                r.problem(item, f"{field}.{key}", "required field is missing")
+        sid = r.string(e["id"][1], f"{field}.id", allow_empty=False) if "id" in e else None
+        reason = r.string(e["reason"][1], f"{field}.reason", allow_empty=False) if "reason" in e else None
+        step = r.string(e["step"][1], f"{field}.step", allow_empty=False) if "step" in e else None
+        if sid and reason:
+            if (sid, step) in seen:
+                r.problem(item, field, "duplicate entry")
+            seen.add((sid, step))
+            entries.append(BaselineEntry(sid, reason, step))
+    return Baseline(impl, tuple(entries), r.path)
+
+
 def parse_baseline_text(text: str, path: str) -> Baseline:
     """Parse a baseline file; raises ``ScenarioError`` listing every problem with file:line."""
-    loader = yaml.SafeLoader(text)
-    try:
-        try:
-            root = loader.get_single_node()
-        except yaml.YAMLError as exc:
-            raise ScenarioError([f"{path}:1: (yaml): {exc}"]) from None
-        r = _Reader(path, loader)
-        if root is None:
-            raise ScenarioError([f"{path}:1: (document): expected a mapping, got an empty file"])
-        pairs = r.mapping(root, "", BASELINE_KEYS) or {}
-        impl = ""
-        if "implementation" not in pairs:
-            r.problem(root, "implementation", "required field is missing")
-        else:
-            impl = r.string(pairs["implementation"][1], "implementation", allow_empty=False) or ""
-        entries: list[BaselineEntry] = []
-        seen: set[tuple[str, str | None]] = set()
-        items = r.sequence(pairs["entries"][1], "entries") if "entries" in pairs else []
-        for i, item in enumerate(items or [], 1):
-            field = f"entries[{i}]"
-            e = r.mapping(item, field, ENTRY_KEYS)
-            if e is None:
-                continue
-            for key in ("id", "reason"):
-                if key not in e:
-                    r.problem(item, f"{field}.{key}", "required field is missing")
-            sid = r.string(e["id"][1], f"{field}.id", allow_empty=False) if "id" in e else None
-            reason = r.string(e["reason"][1], f"{field}.reason", allow_empty=False) if "reason" in e else None
-            step = r.string(e["step"][1], f"{field}.step", allow_empty=False) if "step" in e else None
-            if sid and reason:
-                if (sid, step) in seen:
-                    r.problem(item, field, "duplicate entry")
-                seen.add((sid, step))
-                entries.append(BaselineEntry(sid, reason, step))
-    finally:
-        loader.dispose()
-    if r.problems:
-        raise ScenarioError(r.problems)
-    return Baseline(impl, tuple(entries), path)
+    baseline, problems = parse_yaml_document(text, path, _baseline)
+    if problems:
+        raise ScenarioError(problems)
+    return baseline
 
 
 def load_baseline(path: str) -> Baseline:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError([f"{path}:1: (file): cannot read: {exc}"]) from None
-    return parse_baseline_text(text, path)
+    return parse_baseline_text(read_document_text(path), path)
 
 
 def _stale_message(entry: BaselineEntry, path: str) -> str:

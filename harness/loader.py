@@ -13,9 +13,9 @@ import dataclasses
 import difflib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -71,6 +71,7 @@ PROCESS_KEYS = ("left_behind",)
 
 Node = yaml.Node
 Pairs = dict[str, tuple[Node, Node]]
+T = TypeVar("T")
 
 
 def _describe(value: Any, node: Node | None = None) -> str:
@@ -615,8 +616,10 @@ def _problem_line(problem: str) -> int:
     return int(m.group(1)) if m else 0
 
 
-def parse_scenario_text(text: str, path: str) -> Scenario:
-    """Parse one scenario document; raises ``ScenarioError`` listing every problem."""
+def parse_yaml_document(text: str, path: str, build: Callable[[_Reader, Node], T]) -> tuple[T, list[str]]:
+    """Compose one YAML document and run ``build`` over its root node with a fresh ``_Reader``;
+    returns what ``build`` returned and the problems it collected. A YAML syntax error (at its
+    line) or an empty document raises ``ScenarioError``. Shared by scenario and baseline files."""
     loader = yaml.SafeLoader(text)
     try:
         try:
@@ -630,22 +633,31 @@ def parse_scenario_text(text: str, path: str) -> Scenario:
         if root is None:
             raise ScenarioError([f"{path}:1: (document): expected a mapping, got an empty file"])
         r = _Reader(path, loader)
-        scenario = _scenario(r, root)
+        return build(r, root), r.problems
     finally:
         loader.dispose()
-    if r.problems or scenario is None:
-        raise ScenarioError(sorted(r.problems, key=_problem_line) or [f"{path}:1: (document): expected a mapping"])
+
+
+def read_document_text(path: str) -> str:
+    """A scenario or baseline file's text; unreadable files raise a one-line ``ScenarioError``."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError([f"{path}:1: (file): cannot read: {exc}"]) from None
+
+
+def parse_scenario_text(text: str, path: str) -> Scenario:
+    """Parse one scenario document; raises ``ScenarioError`` listing every problem."""
+    scenario, problems = parse_yaml_document(text, path, _scenario)
+    if problems or scenario is None:
+        raise ScenarioError(sorted(problems, key=_problem_line) or [f"{path}:1: (document): expected a mapping"])
     return scenario
 
 
 def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     """Load one file; unreadable files raise ``ScenarioError`` with a one-line message."""
     p = str(path)
-    try:
-        text = Path(p).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError([f"{p}:1: (file): cannot read: {exc}"]) from None
-    return parse_scenario_text(text, p)
+    return parse_scenario_text(read_document_text(p), p)
 
 
 def find_scenario_files(paths: Iterable[str | os.PathLike[str]]) -> list[str]:

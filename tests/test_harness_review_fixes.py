@@ -20,3 +20,14 @@ def test_malformed_results_file_is_a_one_line_error_not_a_traceback(
     err = capsys.readouterr().err
     assert code == 2
     assert err == f"toolproof: error: {bad}: not a toolproof JSON results file (scenarios[0] is not an object)\n"
+
+
+def test_baseline_yaml_syntax_error_names_the_line_of_the_error(tmp_path: Path) -> None:
+    from harness.baseline import load_baseline
+    from harness.errors import ScenarioError
+
+    path = tmp_path / "impl.yaml"
+    path.write_text("implementation: impl\nentries:\n  - id: a\n    reason: [unclosed\n", encoding="utf-8")
+    with pytest.raises(ScenarioError) as info:
+        load_baseline(str(path))
+    assert info.value.problems == [f"{path}:5: (yaml): expected ',' or ']', but got '<stream end>'"]
