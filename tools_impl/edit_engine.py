@@ -22,6 +22,7 @@ from typing import Any
 
 from . import fuzzy
 from .context import ToolContext
+from .diff import DiffBounds, compute_receipts
 from .errors import ToolError
 from .jstext import js_trim, js_utf8
 from .mutation_queue import file_mutation
@@ -336,14 +337,6 @@ def _access_code(abs_path: str) -> str | None:
     return "EACCES"
 
 
-def _receipts(path: str, base: str, new: str, bounded: bool) -> JsonDict:
-    try:
-        from .diff import compute_receipts  # written alongside; imported lazily on purpose
-    except ImportError:
-        return {}
-    return dict(compute_receipts(path, base, new, bounded=bounded))
-
-
 def engine_edit(path: str, edits: Any, ctx: ToolContext) -> ToolResult:
     """Run the engine on ``path`` (echoed verbatim in messages) with pi-style ``edits``.
 
@@ -384,5 +377,8 @@ def engine_edit(path: str, edits: Any, ctx: ToolContext) -> ToolResult:
         except OSError as exc:
             raise ToolError(node_error_message(exc, "open", abs_path)) from exc
         ctx.check_abort()
-    details = _receipts(path, outcome.base, outcome.new, profile.patch(PATCH_EDIT_DIFF_BOUNDS))
+    bounds = DiffBounds(profile.diff_max_edit_length, profile.diff_timeout_ms)
+    details: JsonDict = compute_receipts(
+        path, outcome.base, outcome.new, bounded=profile.patch(PATCH_EDIT_DIFF_BOUNDS), bounds=bounds
+    )
     return text_result(TOOL_NAME, f"Successfully replaced {len(parsed)} block(s) in {path}.", details)
