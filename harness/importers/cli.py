@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from ..errors import HarnessError, UsageError
 from ..loader import ID_PATTERN, ID_PATTERN_TEXT
+from ..results import EXIT_ERROR, EXIT_OK
 from .expectations import DEFAULT_EXPECT_MODE, EXPECT_MODES
 from .importer import DEFAULT_ID_PREFIX, ImportOptions, SessionImport, build_session, write_scenarios
 from .mapping import SURFACES, TIMEOUT_UNITS
@@ -30,8 +31,6 @@ from .workspace_files import (
     from_git,
 )
 
-EXIT_OK = 0
-EXIT_USAGE = 2
 NO_WORKSPACE_MESSAGE = (
     "import needs the starting workspace of the recorded session: pass --workspace-dir DIR (the "
     "files as they were when the session started) or --git-rev REV [--repo DIR]. A replay from the "
@@ -136,13 +135,13 @@ def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
               f"{skipped} skipped", file=out)
         if not written:
             print("toolproof: error: no call could be imported, so no scenario was written", file=sys.stderr)
-            return EXIT_USAGE
+            return EXIT_ERROR
         return EXIT_OK
     except TraceError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         print(f"toolproof: {len(exc.problems)} problem(s) found in the trace(s); nothing was written", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_ERROR
     except HarnessError as exc:
         print(f"toolproof: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_ERROR
