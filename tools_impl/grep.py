@@ -292,15 +292,16 @@ def _is_match_record(raw: str) -> bool:
     return bool(sep) and bool(MATCH_LINE_RE.match(rest))
 
 
-def _render_line(raw: str) -> tuple[str, bool]:
+def _render_line(raw: str, max_line_length: int) -> tuple[str, bool]:
     text = strip_dot_slash(raw.replace("\0", ":", 1))
     units = text.encode("utf-16-le", "surrogatepass")
-    if len(units) // 2 > MAX_LINE_LENGTH:
-        return units[: MAX_LINE_LENGTH * 2].decode("utf-16-le", "replace") + "...", True
+    if len(units) // 2 > max_line_length:
+        return units[: max_line_length * 2].decode("utf-16-le", "replace") + "...", True
     return text, False
 
 
-def page_content(stdout: str, offset: int, limit: int, max_total_bytes: int = MAX_TOTAL_BYTES) -> ContentPage:
+def page_content(stdout: str, offset: int, limit: int, max_total_bytes: int = MAX_TOTAL_BYTES,
+                 max_line_length: int = MAX_LINE_LENGTH) -> ContentPage:
     """Keep matches with ordinal in ``(offset, offset + limit]`` with their context (spec §6.7)."""
     groups: list[list[str]] = [[]]
     for raw in stdout.split("\n"):
@@ -340,7 +341,7 @@ def page_content(stdout: str, offset: int, limit: int, max_total_bytes: int = MA
         if gi > 0:
             block.append(ContentLine(GROUP_SEPARATOR, False, True))
         for raw, is_match in group_lines:
-            text, cut = _render_line(raw)
+            text, cut = _render_line(raw, max_line_length)
             lines_truncated = lines_truncated or cut
             block.append(ContentLine(text, is_match))
         for line in block:
@@ -525,7 +526,8 @@ def _render(inp: GrepInputs, res: RgResult, cwd: str, ctx: ToolContext) -> ToolR
         text, details = format_count_page(lines, inp.offset, inp.limit)
         return text_result(NAME, text, details)
 
-    page = page_content(res.stdout, inp.offset, inp.limit, ctx.profile.grep_max_total_bytes)
+    page = page_content(res.stdout, inp.offset, inp.limit, ctx.profile.grep_max_total_bytes,
+                        ctx.profile.grep_max_line_length)
     body = "\n".join(ln.text for ln in page.lines).rstrip("\n")
     if js_trim(body) == "":
         return text_result(NAME, NO_MATCHES, {})
