@@ -28,13 +28,14 @@ from .bash_engine import SpawnHook, engine_env, run_command, sanitizing_hook
 from .bash_timeouts import finite_number, resolve_foreground_timeout
 from .context import Session, ToolContext
 from .errors import ToolAborted, ToolError
+from .jstext import utf8_len
 from .limits import apply_desktop_text_limit, continuation_hint, head_tail_lines
-from .profile import Profile
+from .profile import REFERENCE, Profile
 from .result import ToolResult, text_result
 
 NAME = "bash"
 MODE = "sequential"
-MAX_BACKGROUND_BASH_TIMEOUT_SECONDS = 2_147_483
+MAX_BACKGROUND_BASH_TIMEOUT_SECONDS = REFERENCE.bash_max_background_timeout_s
 
 SCHEMA: dict[str, Any] = {
     "properties": {
@@ -122,8 +123,8 @@ def cap_bash_result(result: ToolResult, max_bytes: int) -> ToolResult:
             return CAP_NOTICE_WITH_PATH.format(original_bytes=outcome_bytes, path=path)
         return CAP_NOTICE_NO_PATH.format(original_bytes=outcome_bytes)
 
-    outcome_bytes = len(text.encode("utf-8", "surrogatepass"))
-    outcome = head_tail_lines(text, max_bytes, notice)
+    outcome_bytes = utf8_len(text)
+    outcome = head_tail_lines(text, max_bytes, notice, outcome_bytes)
     if not outcome.truncated:
         return result
     if has_path:
