@@ -208,7 +208,7 @@ def cmd_merge(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_baseline_update(args: argparse.Namespace, out: TextIO) -> int:
     from .baseline import baseline_diff, load_baseline, update_baseline
-    from .reports import load_results
+    from .reports import load_results, write_output
 
     run = load_results(args.results)
     path = args.baseline or str(Path("baselines") / f"{run.info.implementation or 'implementation'}.yaml")
@@ -219,8 +219,7 @@ def cmd_baseline_update(args: argparse.Namespace, out: TextIO) -> int:
     diff = baseline_diff(old_text, new_text, path)
     out.write(diff or f"toolproof: {path} is up to date\n")
     if args.write and diff:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(new_text, encoding="utf-8")
+        write_output(path, new_text, "baseline")
         print(f"toolproof: wrote {path}", file=out)
     elif diff:
         print("toolproof: not written (pass --write to write it)", file=out)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .errors import UsageError
-from .reports import STATUS_ICONS
+from .reports import STATUS_ICONS, write_output
 from .reports import load_results as load_run  # the shared results reader, under the matrix's name
 from .results import (
     ERROR,
@@ -591,14 +591,6 @@ def _runs_from_args(results: Sequence[str], label_args: Sequence[str]) -> tuple[
     return runs, [labels.get(key(p)) for p in paths]
 
 
-def _write(path: str, text: str) -> None:
-    try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write report {path}: {exc}") from None
-
-
 def cmd_matrix(args: argparse.Namespace, out: TextIO) -> int:
     """Exit 0 when the reports were written (differences are findings, not failures), 2 on
     unreadable inputs or outputs (one line on stderr naming the file)."""
@@ -606,9 +598,9 @@ def cmd_matrix(args: argparse.Namespace, out: TextIO) -> int:
         runs, labels = _runs_from_args(args.results, args.label)
         m = build_matrix(runs, labels)
         if args.html:
-            _write(args.html, to_html(m))
+            write_output(args.html, to_html(m))
         if args.markdown:
-            _write(args.markdown, to_markdown(m))
+            write_output(args.markdown, to_markdown(m))
     except UsageError as exc:
         print(f"toolproof: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -114,14 +114,18 @@ def to_markdown(run: RunResult) -> str:
 def write_reports(run: RunResult, *, junit: str | None = None, json_path: str | None = None,
                   markdown: str | None = None) -> None:
     for path, text in ((junit, to_junit), (json_path, None), (markdown, to_markdown)):
-        if not path:
-            continue
-        content = run.dumps() + "\n" if text is None else text(run)
-        try:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            Path(path).write_text(content, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot write report {path}: {exc}") from None
+        if path:
+            write_output(path, run.dumps() + "\n" if text is None else text(run))
+
+
+def write_output(path: str, text: str, what: str = "report") -> None:
+    """Write a file the user asked for (creating its directory); failure is a one-line
+    ``UsageError`` ("cannot write <what> <path>: …"), never a traceback."""
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {what} {path}: {exc}") from None
 
 
 

@@ -31,3 +31,30 @@ def test_baseline_yaml_syntax_error_names_the_line_of_the_error(tmp_path: Path) 
     with pytest.raises(ScenarioError) as info:
         load_baseline(str(path))
     assert info.value.problems == [f"{path}:5: (yaml): expected ',' or ']', but got '<stream end>'"]
+
+
+def test_baseline_update_write_failure_is_a_one_line_error_not_a_traceback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results = tmp_path / "results.json"
+    results.write_text('{"run": {"implementation": "x"}, "scenarios": [{"id": "a", "status": "fail"}]}',
+                       encoding="utf-8")
+    (tmp_path / "plain-file").write_text("", encoding="utf-8")
+    target = tmp_path / "plain-file" / "x.yaml"
+    code = main(["baseline", "update", "--results", str(results), "--baseline", str(target), "--write"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == (f"toolproof: error: cannot write baseline {target}: "
+                   f"[Errno 17] File exists: '{tmp_path / 'plain-file'}'\n")
+
+
+def test_import_into_an_unwritable_place_is_a_one_line_error_not_a_traceback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    traces = Path(__file__).resolve().parent / "fixtures" / "traces"
+    (tmp_path / "plain-file").write_text("", encoding="utf-8")
+    out_dir = tmp_path / "plain-file" / "o"
+    code = main(["import", str(traces / "pi-session.jsonl"), "--workspace-dir", str(traces / "proj"),
+                 "--out", str(out_dir), "--surface", "pi"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == (f"toolproof: error: --out {out_dir}: cannot create the directory: "
+                   f"[Errno 20] Not a directory: '{out_dir}'\n")

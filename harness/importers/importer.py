@@ -20,6 +20,7 @@ import yaml
 
 from ..errors import ScenarioError, UsageError
 from ..loader import ID_PATTERN, parse_scenario_text
+from ..reports import write_output
 from ..scenario import Scenario, encode_text
 from .expectations import DEFAULT_EXPECT_MODE, TextContext, build_expect, not_run
 from .mapping import Mapped, Skip, map_call
@@ -269,9 +270,12 @@ def write_scenarios(imports: list[SessionImport], out_dir: str, *, force: bool) 
     if existing and not force:
         raise UsageError(f"{len(existing)} file(s) already exist in {out_dir} ({', '.join(existing)}); "
                          "pass --force to overwrite them")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out_dir}: cannot create the directory: {exc}") from None
     written = []
     for name, g in targets.items():
-        (out / name).write_text(g.text, encoding="utf-8")
+        write_output(str(out / name), g.text, "scenario")
         written.append(str(out / name))
     return written
