@@ -241,15 +241,21 @@ def _map_edit(args: JsonObj, surface: str, root: str | None, name: str, *, recor
     return Mapped("edit", tuple(steps), pairs, notes)
 
 
+def _search_path(args: JsonObj, used: set[str], root: str | None, out: JsonObj) -> tuple[tuple[str, str], ...]:
+    """Copy grep/glob's optional ``path`` into ``out`` relative to ``root``; returns the
+    (recorded, relative) pair when relativizing changed it."""
+    path = _pick(args, ("path",), used)
+    if path is None:
+        return ()
+    rel = relativize(_require(path, str, "path"), root)
+    out["path"] = rel
+    return ((path, rel),) if path != rel else ()
+
+
 def _map_grep(args: JsonObj, surface: str, root: str | None, name: str) -> Mapped:
     used: set[str] = set()
     out: JsonObj = {"pattern": _require(_pick(args, ("pattern",), used), str, "pattern")}
-    pairs: tuple[tuple[str, str], ...] = ()
-    path = _pick(args, ("path",), used)
-    if path is not None:
-        rel = relativize(_require(path, str, "path"), root)
-        out["path"] = rel
-        pairs = ((path, rel),) if path != rel else ()
+    pairs = _search_path(args, used, root, out)
     _set(out, "glob", _pick(args, ("glob",), used))
     mode = _pick(args, ("output_mode",), used)
     if mode is not None:
@@ -289,12 +295,7 @@ def _map_glob(args: JsonObj, surface: str, root: str | None, name: str) -> Mappe
     if _is_absolute(pattern):
         pattern = relativize(pattern, root)
     out: JsonObj = {"pattern": pattern}
-    pairs: tuple[tuple[str, str], ...] = ()
-    path = _pick(args, ("path",), used)
-    if path is not None:
-        rel = relativize(_require(path, str, "path"), root)
-        out["path"] = rel
-        pairs = ((path, rel),) if path != rel else ()
+    pairs = _search_path(args, used, root, out)
     for key in ("limit", "offset"):
         v = _pick(args, (key,), used)
         if v is not None:
