@@ -103,6 +103,24 @@ def _blocks(content: Any) -> list[JsonObj]:
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
+def _anthropic_user_prompt(col: _Collector, content: Any) -> None:
+    """A user message is the session's prompt unless it only carries tool results."""
+    if isinstance(content, str) or not any(b.get("type") == "tool_result" for b in _blocks(content)):
+        col.prompt(content)
+
+
+def _anthropic_blocks(col: _Collector, line: int, where: str, content: Any) -> None:
+    """Anthropic-style content blocks (Claude Code and Anthropic logs): ``tool_use`` calls and
+    ``tool_result`` results (``is_error``); ``where`` names the content list in problems."""
+    for i, block in enumerate(_blocks(content), 1):
+        sub = f"{where}[{i}]"
+        if block.get("type") == "tool_use":
+            col.call(line, sub, block.get("id"), block.get("name"), block.get("input"))
+        elif block.get("type") == "tool_result":
+            col.result(line, f"{sub}.tool_use_id", block.get("tool_use_id"), block.get("content"),
+                       block.get("is_error"))
+
+
 # -- Claude Code --------------------------------------------------------------------------------
 
 def read_claude_code(path: str, records: list[tuple[int, Any]]) -> Session:
@@ -126,15 +144,8 @@ def read_claude_code(path: str, records: list[tuple[int, Any]]) -> Session:
             continue
         content = msg.get("content")
         if rec["type"] == "user" and not rec.get("isMeta") and isinstance(content, (str, list)):
-            if isinstance(content, str) or not any(b.get("type") == "tool_result" for b in _blocks(content)):
-                col.prompt(content)
-        for i, block in enumerate(_blocks(content), 1):
-            where = f"message.content[{i}]"
-            if block.get("type") == "tool_use":
-                col.call(line, where, block.get("id"), block.get("name"), block.get("input"))
-            elif block.get("type") == "tool_result":
-                col.result(line, f"{where}.tool_use_id", block.get("tool_use_id"), block.get("content"),
-                           block.get("is_error"))
+            _anthropic_user_prompt(col, content)
+        _anthropic_blocks(col, line, "message.content", content)
     return col.session("claude-code", session_id, cwd)
 
 
@@ -272,16 +283,9 @@ def read_anthropic(path: str, records: list[tuple[int, Any]]) -> Session:
         for where, msg in _log_messages(rec, ""):
             role = msg.get("role")
             content = msg.get("content")
-            if role == "user" and (isinstance(content, str)
-                                   or not any(b.get("type") == "tool_result" for b in _blocks(content))):
-                col.prompt(content)
-            for i, block in enumerate(_blocks(content), 1):
-                sub = f"{where}.content[{i}]"
-                if block.get("type") == "tool_use":
-                    col.call(line, sub, block.get("id"), block.get("name"), block.get("input"))
-                elif block.get("type") == "tool_result":
-                    col.result(line, f"{sub}.tool_use_id", block.get("tool_use_id"), block.get("content"),
-                               block.get("is_error"))
+            if role == "user":
+                _anthropic_user_prompt(col, content)
+            _anthropic_blocks(col, line, f"{where}.content", content)
     session_id, cwd = _log_meta(records)
     return col.session("anthropic", session_id, cwd)
 
