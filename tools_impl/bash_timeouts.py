@@ -7,12 +7,7 @@ from __future__ import annotations
 
 import math
 
-from .profile import Profile
-
-DEFAULT_FOREGROUND_BASH_TIMEOUT_SECONDS = 120
-MAX_FOREGROUND_BASH_TIMEOUT_SECONDS = 300
-DEFAULT_BACKGROUND_BASH_MAX_RUN_MS = 30 * 60 * 1000
-MAX_BACKGROUND_BASH_MAX_RUN_MS = 2_147_483_647
+from .profile import REFERENCE, Profile
 
 
 def finite_number(value: object) -> float | None:
@@ -22,30 +17,26 @@ def finite_number(value: object) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def resolve_foreground_timeout(timeout: object, profile: Profile | None = None) -> float:
-    """``resolveForegroundTimeout``: absent, non-finite or ``<= 0`` → the default (120);
-    otherwise ``min(timeout, maximum)`` (300; fractions kept)."""
-    default = profile.bash_default_timeout_s if profile else DEFAULT_FOREGROUND_BASH_TIMEOUT_SECONDS
-    maximum = profile.bash_max_timeout_s if profile else MAX_FOREGROUND_BASH_TIMEOUT_SECONDS
+def resolve_foreground_timeout(timeout: object, profile: Profile = REFERENCE) -> float:
+    """``resolveForegroundTimeout``: absent, non-finite or ``<= 0`` → the default
+    (``Profile.bash_default_timeout_s``, 120); otherwise ``min(timeout, bash_max_timeout_s)``
+    (300; fractions kept)."""
     t = finite_number(timeout)
     if t is None or t <= 0:
-        return default
-    return min(t, maximum)
+        return profile.bash_default_timeout_s
+    return min(t, profile.bash_max_timeout_s)
 
 
-def resolve_background_bash_max_run_ms(timeout: float | None, profile: Profile | None = None) -> float:
+def resolve_background_bash_max_run_ms(timeout: float | None, profile: Profile = REFERENCE) -> float:
     """``resolveBackgroundBashMaxRunMs``: ``explicit = t > 0 ? t*1000 : 0``;
-    ``min(MAX, max(DEFAULT, explicit))``."""
-    default = profile.bash_background_max_run_ms if profile else DEFAULT_BACKGROUND_BASH_MAX_RUN_MS
-    maximum = profile.bash_max_background_run_ms if profile else MAX_BACKGROUND_BASH_MAX_RUN_MS
+    ``min(MAX, max(DEFAULT, explicit))`` with ``Profile.bash_max_background_run_ms`` and
+    ``bash_background_max_run_ms``."""
     explicit = timeout * 1000 if timeout is not None and not math.isnan(timeout) and timeout > 0 else 0
-    return min(maximum, max(default, explicit))
+    return min(profile.bash_max_background_run_ms, max(profile.bash_background_max_run_ms, explicit))
 
 
-def cap_background_bash_max_run_ms(ms: float, profile: Profile | None = None) -> float:
+def cap_background_bash_max_run_ms(ms: float, profile: Profile = REFERENCE) -> float:
     """``capBackgroundBashMaxRunMs``: NaN → the default; else ``min(MAX, max(1, ms))``."""
-    default = profile.bash_background_max_run_ms if profile else DEFAULT_BACKGROUND_BASH_MAX_RUN_MS
-    maximum = profile.bash_max_background_run_ms if profile else MAX_BACKGROUND_BASH_MAX_RUN_MS
     if math.isnan(ms):
-        return default
-    return min(maximum, max(1, ms))
+        return profile.bash_background_max_run_ms
+    return min(profile.bash_max_background_run_ms, max(1, ms))
