@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .jstext import js_number
+from .profile import REFERENCE
 
-DIFF_MAX_EDIT_LENGTH = 1000
-DIFF_TIMEOUT_MS = 5000
+DIFF_MAX_EDIT_LENGTH = REFERENCE.diff_max_edit_length
+DIFF_TIMEOUT_MS = REFERENCE.diff_timeout_ms
 PATCH_CONTEXT_LINES = 4
 NUMBERED_CONTEXT_LINES = 4
 NO_NEWLINE_MARKER = "\\ No newline at end of file"

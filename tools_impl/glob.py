@@ -24,6 +24,7 @@ from .globmatch import InvalidGlob, first_magic_index, has_magic, is_broad_file_
 from .jstext import js_trim
 from .limits import continuation_hint
 from .paths import search_root
+from .profile import REFERENCE
 from .result import ToolResult, text_result
 from .rg import run_rg
 from .rg_policy import (
@@ -48,7 +49,7 @@ SCHEMA: dict[str, Any] = {
     "required": ["pattern"],
 }
 
-DEFAULT_GLOB_LIMIT = 200
+DEFAULT_GLOB_LIMIT = REFERENCE.glob_default_limit
 NO_FILES = "No files matched"
 PRESERVE_ARGS = ("pattern", "path", "include_ignored", "limit", "sort")
 INCLUDE_IGNORED_NEEDS_SCOPE = (

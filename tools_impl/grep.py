@@ -27,6 +27,7 @@ from .errors import ToolError
 from .jstext import JS_WHITESPACE, cut_text_prefix, js_number, js_trim, utf8_len
 from .limits import apply_desktop_text_limit, continuation_hint, prefix_lines
 from .paths import search_root
+from .profile import REFERENCE
 from .result import TextBlock, ToolResult, text_result
 from .rg import RgResult, run_rg
 from .rg_policy import is_sensitive_search_path, scan_exclude_args, sensitive_exclude_args
@@ -48,10 +49,10 @@ SCHEMA: dict[str, Any] = {
     "required": ["pattern"],
 }
 
-DEFAULT_GREP_LIMIT = 100
+DEFAULT_GREP_LIMIT = REFERENCE.grep_default_limit
 MAX_FILESIZE_FLAG = "1M"
-MAX_LINE_LENGTH = 2_000
-MAX_TOTAL_BYTES = 256 * 1024
+MAX_LINE_LENGTH = REFERENCE.grep_max_line_length
+MAX_TOTAL_BYTES = REFERENCE.grep_max_total_bytes
 STDERR_DETAIL_CHARS = 4 * 1024
 NO_MATCHES = "No matches found"
 BYTE_CAP_FOOTER = "\n\n[Output hit the byte safety cap; totals may be incomplete. Refine the pattern]"

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable
 
 from .jstext import js_trim
+from .profile import REFERENCE
 from .read_media import detect_image_mime
 
 BLOCKED_DEVICE_PATHS: tuple[str, ...] = (
@@ -40,7 +41,7 @@ FIFO_KIND = "named pipe (FIFO)"
 SOCKET_KIND = "socket"
 BLOCK_DEVICE_KIND = "block device"
 
-BINARY_SNIFF_BYTES = 4100
+BINARY_SNIFF_BYTES = REFERENCE.binary_sniff_bytes
 CONTROL_BYTE_RATIO = 0.3
 # Control bytes that occur in ordinary text: tab, line feed, carriage return.
 TEXT_CONTROL_BYTES: frozenset[int] = frozenset({9, 10, 13})

@@ -44,6 +44,7 @@ from typing import Any
 from .errors import ToolError
 from .jstext import js_to_fixed
 from .oserr import node_error_message
+from .profile import REFERENCE
 from .result import ContentBlock, ImageBlock, TextBlock, ToolResult
 
 TOOL_NAME = "read"
@@ -65,7 +66,7 @@ PILLOW_HINT = "pip install 'toolproof[images]'"
 IMAGE_OMITTED_NOTE = "[Image omitted: could not be resized below the inline image size limit.]"
 
 # --- PDFs -----------------------------------------------------------------------------------
-PDF_MAX_PAGES = 20
+PDF_MAX_PAGES = REFERENCE.pdf_max_pages
 PDF_INSTALL_HINT = "pip install 'toolproof[pdf]'"
 PAGES_RE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 
