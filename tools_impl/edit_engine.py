@@ -26,7 +26,7 @@ from .diff import DiffBounds, compute_receipts
 from .errors import ToolError
 from .jstext import js_trim, js_utf8
 from .mutation_queue import file_mutation
-from .oserr import error_code, node_error_message
+from .oserr import EISDIR_READ_MESSAGE, error_code, node_error_message
 from .paths import engine_resolve
 from .profile import PATCH_EDIT_DIFF_BOUNDS, PATCH_EDIT_FIDELITY_GUARD, PATCH_EDIT_FUZZY_SPAN, Profile
 from .result import JsonDict, ToolResult, text_result
@@ -38,7 +38,6 @@ RELOAD_HINT = (
     "use the read tool to reload it before retrying."
 )
 INVALID_INPUT_MESSAGE = "Edit tool input is invalid. edits must contain at least one replacement."
-EISDIR_READ_MESSAGE = "EISDIR: illegal operation on a directory, read"
 # How many duplicate start lines the duplicate error lists before ", ...".
 MATCH_LINES_SHOWN = 3
 # Disproportion guard (§4.6 3e): a fuzzy span is refused when it covers at least

@@ -38,9 +38,18 @@ def error_code(exc: BaseException) -> str | None:
     return None
 
 
-def node_error_message(exc: OSError, syscall: str, path: str | None = None) -> str:
-    """``CODE: description, syscall 'path'`` (path omitted for fd-level calls)."""
-    code = error_code(exc) or "EIO"
-    desc = UV_DESCRIPTIONS.get(code, (exc.strerror or "unknown error").lower())
+def node_code_message(code: str, syscall: str, path: str | None = None, fallback: str = "unknown error") -> str:
+    """``CODE: description, syscall 'path'`` for a symbolic ``code`` (path omitted for fd-level
+    calls); ``fallback`` is the description of a code libuv's table here does not list."""
+    desc = UV_DESCRIPTIONS.get(code, fallback)
     where = f"{syscall} '{path}'" if path is not None else syscall
     return f"{code}: {desc}, {where}"
+
+
+def node_error_message(exc: OSError, syscall: str, path: str | None = None) -> str:
+    """``node_code_message`` for a raised ``OSError`` (an unknown errno renders as ``EIO``)."""
+    return node_code_message(error_code(exc) or "EIO", syscall, path, (exc.strerror or "unknown error").lower())
+
+
+# Reading a directory's bytes: the message carries no path (Node's fd-level ``read``).
+EISDIR_READ_MESSAGE = node_code_message("EISDIR", "read")

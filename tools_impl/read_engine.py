@@ -18,12 +18,11 @@ from . import paths
 from .errors import ToolError
 from .jstext import format_size, js_number, utf8_len
 from .limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncate_head
-from .oserr import error_code, node_error_message
+from .oserr import EISDIR_READ_MESSAGE, error_code, node_code_message, node_error_message
 from .read_media import IMAGE_SNIFF_BYTES, detect_image_mime, image_read_result
 from .result import TextBlock, ToolResult
 
 TOOL_NAME = "read"
-EISDIR_READ = "EISDIR: illegal operation on a directory, read"
 
 Number = int | float
 
@@ -123,19 +122,18 @@ def _access_error(abs_path: str) -> ToolError | None:
     except OSError as exc:
         return ToolError(node_error_message(exc, "access", abs_path), code=error_code(exc))
     if not os.access(abs_path, os.R_OK):
-        err = PermissionError(13, "permission denied")
-        return ToolError(node_error_message(err, "access", abs_path), code="EACCES")
+        return ToolError(node_code_message("EACCES", "access", abs_path), code="EACCES")
     return None
 
 
 def _read_bytes(abs_path: str, limit: int | None = None) -> bytes:
     if os.path.isdir(abs_path):
-        raise ToolError(EISDIR_READ, code="EISDIR")
+        raise ToolError(EISDIR_READ_MESSAGE, code="EISDIR")
     try:
         with open(abs_path, "rb") as fh:
             return fh.read() if limit is None else fh.read(limit)
     except IsADirectoryError as exc:
-        raise ToolError(EISDIR_READ, code="EISDIR") from exc
+        raise ToolError(EISDIR_READ_MESSAGE, code="EISDIR") from exc
     except OSError as exc:
         raise ToolError(node_error_message(exc, "open", abs_path)) from exc
 
