@@ -25,10 +25,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from .bash_engine import SpawnHook, engine_env, run_command, sanitizing_hook
-from .bash_timeouts import finite_number, resolve_foreground_timeout
+from .bash_timeouts import resolve_foreground_timeout
 from .context import Session, ToolContext
 from .errors import ToolAborted, ToolError
-from .jstext import utf8_len
+from .jstext import finite_number, utf8_len
 from .limits import apply_desktop_text_limit, continuation_hint, head_tail_lines
 from .profile import REFERENCE, Profile
 from .result import ToolResult, text_result

@@ -7,14 +7,8 @@ from __future__ import annotations
 
 import math
 
+from .jstext import finite_number
 from .profile import REFERENCE, Profile
-
-
-def finite_number(value: object) -> float | None:
-    """``value`` when it is a finite JSON number (booleans are not numbers), else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return value if math.isfinite(value) else None
 
 
 def resolve_foreground_timeout(timeout: object, profile: Profile = REFERENCE) -> float:

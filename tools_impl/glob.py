@@ -21,7 +21,7 @@ from typing import Any
 from .context import ToolContext
 from .errors import ToolError
 from .globmatch import InvalidGlob, first_magic_index, has_magic, is_broad_file_scan, make_re
-from .jstext import js_trim
+from .jstext import finite_float, js_trim
 from .limits import continuation_hint
 from .paths import search_root
 from .profile import REFERENCE
@@ -74,11 +74,8 @@ class GlobInputs:
 
 
 def normalise_inputs(args: Mapping[str, Any], default_limit: int = DEFAULT_GLOB_LIMIT) -> GlobInputs:
-    def num(v: object) -> float | None:
-        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
-
-    limit_raw = num(args.get("limit"))
-    off_raw = num(args.get("offset"))
+    limit_raw = finite_float(args.get("limit"))
+    off_raw = finite_float(args.get("offset"))
     path = args.get("path")
     return GlobInputs(
         pattern=str(args.get("pattern") or ""),

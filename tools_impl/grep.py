@@ -24,7 +24,7 @@ from typing import Any
 
 from .context import ToolContext
 from .errors import ToolError
-from .jstext import JS_WHITESPACE, cut_text_prefix, js_number, js_trim, utf8_len
+from .jstext import JS_WHITESPACE, cut_text_prefix, finite_float, js_number, js_trim, utf8_len
 from .limits import apply_desktop_text_limit, continuation_hint, prefix_lines
 from .paths import search_root
 from .profile import REFERENCE
@@ -81,24 +81,16 @@ class GrepInputs:
     offset: int
 
 
-def _number(value: object) -> float | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    return None
-
-
 def normalise_inputs(args: Mapping[str, Any], default_limit: int = DEFAULT_GREP_LIMIT) -> GrepInputs:
     mode = args.get("output_mode") or "files_with_matches"
     if mode not in MODES:
         mode = "files_with_matches"
-    limit_raw = _number(args.get("limit"))
-    limit = max(1, math.floor(limit_raw)) if limit_raw is not None and math.isfinite(limit_raw) else default_limit
-    off_raw = _number(args.get("offset"))
-    offset = math.floor(off_raw) if off_raw is not None and off_raw > 0 and math.isfinite(off_raw) else 0
-    ctx_raw = _number(args.get("context"))
-    context = math.floor(ctx_raw) if mode == "content" and ctx_raw is not None and ctx_raw > 0 and math.isfinite(ctx_raw) else 0
+    limit_raw = finite_float(args.get("limit"))
+    limit = max(1, math.floor(limit_raw)) if limit_raw is not None else default_limit
+    off_raw = finite_float(args.get("offset"))
+    offset = math.floor(off_raw) if off_raw is not None and off_raw > 0 else 0
+    ctx_raw = finite_float(args.get("context"))
+    context = math.floor(ctx_raw) if mode == "content" and ctx_raw is not None and ctx_raw > 0 else 0
     path = args.get("path")
     glob = args.get("glob")
     return GrepInputs(

@@ -92,6 +92,20 @@ def js_number(x: float | int) -> str:
     return sign + out
 
 
+def finite_number(value: object) -> int | float | None:
+    """``value`` when it is a finite JSON number (``typeof v === 'number' && isFinite(v)``;
+    booleans are not numbers), else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def finite_float(value: object) -> float | None:
+    """``finite_number`` as a double, the way JavaScript holds every number."""
+    number = finite_number(value)
+    return None if number is None else float(number)
+
+
 def js_to_fixed(x: float, digits: int) -> str:
     """JavaScript ``Number#toFixed``: rounds the exact binary value, ties away from zero."""
     d = Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
