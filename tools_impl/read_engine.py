@@ -55,10 +55,6 @@ def js_slice(items: list[str], start: Number, end: Number | None = None) -> list
     return items[s:e] if e > s else []
 
 
-def _fmt(x: Number) -> str:
-    return js_number(x)
-
-
 def select_text(
     text: str,
     path: str,
@@ -78,7 +74,7 @@ def select_text(
     start_display = start_line + 1
     if start_line >= total_file_lines:
         raise ToolError(
-            f"Offset {_fmt(offset if offset is not None else 0)} is beyond end of file ({total_file_lines} lines total)"
+            f"Offset {js_number(offset if offset is not None else 0)} is beyond end of file ({total_file_lines} lines total)"
         )
     user_limited: Number | None = None
     if limit is not None:
@@ -93,23 +89,23 @@ def select_text(
         first = all_lines[js_slice_bound(start_line, total_file_lines)]
         size = format_size(utf8_len(first))
         out = (
-            f"[Line {_fmt(start_display)} is {size}, exceeds {limit_text} limit. "
-            f"Use bash: sed -n '{_fmt(start_display)}p' {path} | head -c {max_bytes}]"
+            f"[Line {js_number(start_display)} is {size}, exceeds {limit_text} limit. "
+            f"Use bash: sed -n '{js_number(start_display)}p' {path} | head -c {max_bytes}]"
         )
         return TextSelection(out, {"truncation": trunc.to_json()})
     if trunc.truncated:
         end = start_display + trunc.output_lines - 1
-        where = f"{_fmt(start_display)}-{_fmt(end)} of {total_file_lines}"
+        where = f"{js_number(start_display)}-{js_number(end)} of {total_file_lines}"
         if trunc.truncated_by == "lines":
-            notice = f"[Showing lines {where}. Use offset={_fmt(end + 1)} to continue.]"
+            notice = f"[Showing lines {where}. Use offset={js_number(end + 1)} to continue.]"
         else:
-            notice = f"[Showing lines {where} ({limit_text} limit). Use offset={_fmt(end + 1)} to continue.]"
+            notice = f"[Showing lines {where} ({limit_text} limit). Use offset={js_number(end + 1)} to continue.]"
         return TextSelection(f"{trunc.content}\n\n{notice}", {"truncation": trunc.to_json()})
     if user_limited is not None and start_line + user_limited < total_file_lines:
         remaining = total_file_lines - (start_line + user_limited)
         next_offset = start_line + user_limited + 1
         return TextSelection(
-            f"{trunc.content}\n\n[{_fmt(remaining)} more lines in file. Use offset={_fmt(next_offset)} to continue.]",
+            f"{trunc.content}\n\n[{js_number(remaining)} more lines in file. Use offset={js_number(next_offset)} to continue.]",
             None,
         )
     return TextSelection(trunc.content, None)
