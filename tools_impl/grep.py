@@ -62,7 +62,6 @@ MODES = ("files_with_matches", "content", "count")
 # JavaScript's /[,\s]+/: its \s is the JS whitespace set, not Python's (which adds \x1c-\x1f, \x85).
 GLOB_SPLIT_RE = re.compile("[," + re.escape(JS_WHITESPACE) + "]+")
 MATCH_LINE_RE = re.compile(r"^\d+:")
-CONTEXT_LINE_RE = re.compile(r"^\d+-")
 GROUP_SEPARATOR = "--"
 
 

@@ -68,7 +68,6 @@ RUNNING = "running"
 SUCCEEDED = "succeeded"
 FAILED = "failed"
 CANCELED = "canceled"
-TERMINAL = frozenset({SUCCEEDED, FAILED, CANCELED})
 
 MODE_MANAGED = "managed_foreground"
 MODE_BACKGROUND = "explicit_background"

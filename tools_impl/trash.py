@@ -34,7 +34,6 @@ from .result import ToolResult, text_result
 TOOL_NAME = "bash"
 SHIMS_SUBDIR = "shims"
 BIN_SUBDIR = "bin"
-TRASH_SUBDIR = "trash"
 SHIM_NAME = "rm"
 SHIM_MODE = 0o755
 TRASH_PROGRAM_SOURCE = Path(__file__).parent / "data" / "mavis_trash.py"
@@ -97,10 +96,6 @@ def shim_path(data_dir: str) -> str:
 
 def trash_program_path(data_dir: str, profile: Profile) -> str:
     return os.path.join(data_dir, BIN_SUBDIR, profile.trash_binary)
-
-
-def trash_dir(data_dir: str) -> str:
-    return os.path.join(data_dir, TRASH_SUBDIR)
 
 
 def shim_script(profile: Profile) -> str:
