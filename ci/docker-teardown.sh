@@ -14,7 +14,7 @@ as_root() {
 }
 
 if docker info >/dev/null 2>&1; then
-    "$PYTHON" -c 'from harness.backends.docker import cleanup; print(f"docker-teardown: removed {cleanup()} leftover container(s)")' \
+    "$PYTHON" -c 'from harness.backends.docker.backend import cleanup; print(f"docker-teardown: removed {cleanup()} leftover container(s)")' \
         || echo "docker-teardown: container cleanup failed" >&2
 fi
 

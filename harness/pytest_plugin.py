@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .backends.base import Backend
-    from .results import ScenarioResult
-    from .scenario import Scenario
+    from harness.backends.base import Backend
+    from harness.model.results import ScenarioResult
+    from harness.model.scenario import Scenario
 
 DEFAULT_PATHS = ("scenarios",)
 SNAPSHOT_DIR = "snapshots"
@@ -62,8 +62,8 @@ class ScenarioFile(pytest.File):
     """One scenario YAML file → one test."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from .errors import ScenarioError
-        from .loader import load_scenario
+        from harness.corpus.loader import load_scenario
+        from harness.errors import ScenarioError
 
         try:
             scenario = load_scenario(self.path)
@@ -101,7 +101,7 @@ class _BackendHolder:
         self.dirty = False
 
     def get(self) -> Backend:
-        from .cli import backend_factory
+        from harness.cli import backend_factory
 
         if self.backend is None:
             factory, _ = backend_factory(self.spec)
@@ -124,7 +124,7 @@ def toolproof_backend(request: pytest.FixtureRequest) -> Iterator[_BackendHolder
 
 
 def _snapshot_hook(request: pytest.FixtureRequest) -> Any:
-    from .snapshots import snapshot_path
+    from harness.run.snapshots import snapshot_path
 
     item = request.node
     root = request.config.rootpath / SNAPSHOT_DIR
@@ -133,7 +133,7 @@ def _snapshot_hook(request: pytest.FixtureRequest) -> Any:
         snapshot = request.getfixturevalue("snapshot").use_extension(snapshot_extension_class())
         if snapshot(name=name) == actual:
             return None
-        from .compare import readable_diff
+        from harness.run.compare import readable_diff
 
         path = snapshot_path(root, item.scenario.id, name)
         try:
@@ -148,9 +148,9 @@ def _snapshot_hook(request: pytest.FixtureRequest) -> Any:
 @pytest.fixture
 def toolproof_result(request: pytest.FixtureRequest, toolproof_backend: _BackendHolder) -> ScenarioResult:
     """Runs the scenario (in setup, so infrastructure errors are test errors, not failures)."""
-    from .errors import HarnessError, InfrastructureError
-    from .results import ERROR
-    from .runner import run_scenario
+    from harness.errors import HarnessError, InfrastructureError
+    from harness.model.results import ERROR
+    from harness.run.runner import run_scenario
 
     scenario: Scenario = request.node.scenario
     try:
@@ -166,8 +166,8 @@ def toolproof_result(request: pytest.FixtureRequest, toolproof_backend: _Backend
 
 
 def _scenario_test(request: pytest.FixtureRequest, toolproof_result: ScenarioResult) -> None:
-    from .baseline import apply_baseline, load_baseline
-    from .results import FAIL, SKIP, STALE, XFAIL, RunInfo, RunResult
+    from harness.model.results import FAIL, SKIP, STALE, XFAIL, RunInfo, RunResult
+    from harness.report.baseline import apply_baseline, load_baseline
 
     result = toolproof_result
     baseline_path = request.config.getoption("toolproof_baseline")

@@ -1,5 +1,5 @@
 """Backends: where a scenario's workspace and the implementation under test live."""
 
-from .base import Backend, Capabilities, FileState, HelloInfo
+from harness.backends.base import Backend, Capabilities, FileState, HelloInfo
 
 __all__ = ["Backend", "Capabilities", "FileState", "HelloInfo"]

@@ -13,7 +13,7 @@ import abc
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..protocol import Response
+from harness.backends.client import Response
 
 JsonObj = dict[str, Any]
 

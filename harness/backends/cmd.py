@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import shlex
 
-from ..errors import UsageError
-from .process import HELLO_DEADLINE_S, ProcessBackend
+from harness.backends.process import HELLO_DEADLINE_S, ProcessBackend
+from harness.errors import UsageError
 
 PREFIX = "cmd:"
 

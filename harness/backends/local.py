@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from .process import ProcessBackend
+from harness.backends.process import ProcessBackend
 
 REFERENCE_SERVER_ARGV = [sys.executable, "-m", "tools_impl.server"]
 

@@ -15,11 +15,10 @@ import tarfile
 import tempfile
 from typing import Any
 
-from tools_impl.workspace import extract_tar
-
-from ..errors import InfrastructureError
-from ..protocol import ProtocolClient, Response
-from .base import Backend, FileState, HelloInfo
+from harness.backends.base import Backend, FileState, HelloInfo
+from harness.backends.client import ProtocolClient, Response
+from harness.errors import InfrastructureError
+from tools_impl.server.workspace_delivery import extract_tar
 
 JsonObj = dict[str, Any]
 HELLO_DEADLINE_S = 30.0

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InfrastructureError
+from harness.errors import InfrastructureError
 
 RECIPES_DIR = Path(__file__).resolve().parent
 # Bump when build.py changes how an image is produced from the same recipe files.

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import (
+from harness.images import (
     DEBIAN_SUITE,
     DEFAULT_DEBIAN_MIRROR,
     LABEL_IMAGE_NAME,

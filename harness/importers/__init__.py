@@ -9,10 +9,10 @@ Pipeline: ``readers.read_trace`` → ``Session`` → ``mapping.map_call`` per ca
 
 from __future__ import annotations
 
-from .importer import ImportOptions, SessionImport, build_session, write_scenarios
-from .readers import detect_format, read_trace
-from .trace import FORMATS, Session, ToolCall, TraceError
-from .workspace_files import Limits, WorkspaceSourceError, from_directory, from_git
+from harness.importers.importer import ImportOptions, SessionImport, build_session, write_scenarios
+from harness.importers.readers import detect_format, read_trace
+from harness.importers.trace import FORMATS, Session, ToolCall, TraceError
+from harness.importers.workspace_files import Limits, WorkspaceSourceError, from_directory, from_git
 
 __all__ = [
     "FORMATS",

@@ -12,15 +12,20 @@ import argparse
 import sys
 from typing import Any, TextIO
 
-from ..errors import HarnessError, UsageError
-from ..loader import ID_PATTERN, ID_PATTERN_TEXT
-from ..results import EXIT_ERROR, EXIT_OK
-from .expectations import DEFAULT_EXPECT_MODE, EXPECT_MODES
-from .importer import DEFAULT_ID_PREFIX, ImportOptions, SessionImport, build_session, write_scenarios
-from .mapping import SURFACES, TIMEOUT_UNITS
-from .readers import read_trace
-from .trace import FORMATS, TraceError
-from .workspace_files import (
+from harness.corpus.loader import ID_PATTERN, ID_PATTERN_TEXT
+from harness.errors import HarnessError, UsageError
+from harness.importers.expectations import DEFAULT_EXPECT_MODE, EXPECT_MODES
+from harness.importers.importer import (
+    DEFAULT_ID_PREFIX,
+    ImportOptions,
+    SessionImport,
+    build_session,
+    write_scenarios,
+)
+from harness.importers.mapping import SURFACES, TIMEOUT_UNITS
+from harness.importers.readers import read_trace
+from harness.importers.trace import FORMATS, TraceError
+from harness.importers.workspace_files import (
     DEFAULT_EXCLUDES,
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_FILES,
@@ -30,6 +35,7 @@ from .workspace_files import (
     from_directory,
     from_git,
 )
+from harness.model.results import EXIT_ERROR, EXIT_OK
 
 NO_WORKSPACE_MESSAGE = (
     "import needs the starting workspace of the recorded session: pass --workspace-dir DIR (the "

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .trace import RecordedResult
+from harness.importers.trace import RecordedResult
 
 EXPECT_MODES: tuple[str, ...] = ("none", "status", "text")
 DEFAULT_EXPECT_MODE = "status"

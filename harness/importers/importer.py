@@ -18,14 +18,14 @@ from typing import Any
 
 import yaml
 
-from ..errors import ScenarioError, UsageError
-from ..loader import ID_PATTERN, parse_scenario_text
-from ..reports import write_output
-from ..scenario import Scenario, encode_text
-from .expectations import DEFAULT_EXPECT_MODE, TextContext, build_expect, not_run
-from .mapping import Mapped, Skip, map_call
-from .trace import Session
-from .workspace_files import WorkspaceFiles
+from harness.corpus.loader import ID_PATTERN, parse_scenario_text
+from harness.errors import ScenarioError, UsageError
+from harness.importers.expectations import DEFAULT_EXPECT_MODE, TextContext, build_expect, not_run
+from harness.importers.mapping import Mapped, Skip, map_call
+from harness.importers.trace import Session
+from harness.importers.workspace_files import WorkspaceFiles
+from harness.model.scenario import Scenario, encode_text
+from harness.report.writers import write_output
 
 DEFAULT_ID_PREFIX = "imported"
 IMPORTED_TAG = "imported"

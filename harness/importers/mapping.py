@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .trace import JsonObj, ToolCall
+from harness.importers.trace import JsonObj, ToolCall
 
 SURFACES: tuple[str, ...] = ("minimax", "pi")
 TIMEOUT_UNITS: tuple[str, ...] = ("ms", "s")

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .trace import (
+from harness.importers.trace import (
     FORMATS,
     JsonObj,
     RecordedResult,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import HarnessError
+from harness.errors import HarnessError
 
 FORMATS: tuple[str, ...] = ("claude-code", "pi", "openai", "anthropic")
 MAX_TRACE_BYTES = 256 * 1024 * 1024

@@ -17,8 +17,8 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import HarnessError
-from ..scenario import encode_text
+from harness.errors import HarnessError
+from harness.model.scenario import encode_text
 
 DEFAULT_EXCLUDES: tuple[str, ...] = (".git", "node_modules")
 DEFAULT_MAX_FILE_BYTES = 1024 * 1024

@@ -1,0 +1,1 @@
+"""Getting scenarios: the YAML loader and validator, selection (``-k``, tags), record mode."""

@@ -1,0 +1,695 @@
+"""Loading and validating scenario files: YAML → ``Scenario``, reporting every problem of a file
+in one pass as ``file:line: field: what was expected`` (never a traceback).
+
+YAML is composed into nodes first so every mapping key and sequence item keeps its line. Field
+paths count sequence items from 1 (``steps[1]`` is the step whose default id is ``step-1``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import difflib
+import os
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from harness.errors import ScenarioError, UsageError
+from harness.model.scenario import (
+    DEFAULT_NORMALIZERS,
+    DEFAULT_STEP_TIMEOUT_S,
+    ENCODINGS,
+    EOLS,
+    FILE_KINDS,
+    KNOWN_OPS,
+    KNOWN_TOOLS,
+    NORMALIZERS,
+    SURFACES,
+    Expectation,
+    FileCheck,
+    Requires,
+    Scenario,
+    Step,
+    TextMatch,
+    Workspace,
+    WorkspaceEntry,
+    encode_text,
+)
+
+ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9._/-]*")
+ID_PATTERN_TEXT = "[a-z0-9][a-z0-9._/-]*"
+SCENARIO_SUFFIXES = (".yaml", ".yml")
+OS_NAMES = ("linux", "windows", "macos")
+SHELLS = ("bash", "pwsh", "powershell", "sh")
+STATUSES = ("result", "error")
+ERROR_KINDS = ("tool", "aborted", "validation", "protocol", "internal")
+CONTENT_TYPES = ("text", "image")
+SAVE_ROOTS = ("details", "text", "result", "error")
+MAX_MODE = 0o7777
+
+TOP_KEYS = ("id", "title", "tags", "requires", "surface", "profile", "env", "normalize", "workspace",
+            "steps", "files", "processes")
+REQUIRES_KEYS = ("os", "shell", "symlinks", "fifo", "root", "case_sensitive_fs", "isolation", "tools")
+WHEN_KEYS = ("os", "shell", "symlinks", "fifo", "root", "case_sensitive_fs", "isolation")
+ISOLATIONS = ("container",)
+WORKSPACE_KEYS = ("files", "git")
+WS_FILE_KEYS = ("path", "text", "encoding", "bom", "eol", "mode", "mtime", "base64", "symlink", "fifo", "dir")
+WS_CONTENT_KEYS = ("text", "base64", "symlink", "fifo", "dir")
+STEP_KEYS = ("id", "tool", "op", "args", "timeout", "when", "expect", "platform", "save")
+EXPECT_KEYS = ("status", "is_error", "text", "error", "error_kind", "details", "details_absent",
+               "content_types", "files", "duration")
+TEXT_KEYS = ("equals", "contains", "not_contains", "regex", "lines", "max_bytes", "min_bytes",
+             "startswith", "endswith", "snapshot")
+FILE_CHECK_KEYS = ("text", "encoding", "bom", "eol", "base64", "absent", "mode", "kind", "contains")
+DURATION_KEYS = ("min", "max")
+PROCESS_KEYS = ("left_behind",)
+
+Node = yaml.Node
+Pairs = dict[str, tuple[Node, Node]]
+T = TypeVar("T")
+
+
+def _describe(value: Any, node: Node | None = None) -> str:
+    if isinstance(node, yaml.MappingNode):
+        return "a mapping"
+    if isinstance(node, yaml.SequenceNode):
+        return "a list"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, int):
+        return f"an integer ({value})"
+    if isinstance(value, float):
+        return f"a number ({value:g})"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    return type(value).__name__
+
+
+def _suggest(word: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+class _Reader:
+    """Walks composed YAML nodes, constructing values and collecting problems."""
+
+    def __init__(self, path: str, loader: yaml.SafeLoader) -> None:
+        self.path = path
+        self.loader = loader
+        self.problems: list[str] = []
+
+    # -- reporting ------------------------------------------------------------------------
+    def problem(self, node: Node | int, field: str, message: str) -> None:
+        line = node if isinstance(node, int) else node.start_mark.line + 1
+        self.problems.append(f"{self.path}:{line}: {field}: {message}")
+
+    def expected(self, node: Node, field: str, what: str) -> None:
+        self.problem(node, field, f"expected {what}, got {_describe(self.value(node), node)}")
+
+    # -- values ---------------------------------------------------------------------------
+    def value(self, node: Node) -> Any:
+        if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+            return None
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except yaml.YAMLError as exc:
+            return f"<invalid: {exc}>"
+
+    def plain(self, node: Node, field: str) -> Any:
+        """Any JSON-like value (args, details); mapping keys must be strings."""
+        if isinstance(node, yaml.MappingNode):
+            out: dict[str, Any] = {}
+            for k, v in node.value:
+                key = self.value(k)
+                if not isinstance(key, str):
+                    self.problem(k, field, f"expected string keys, got {_describe(key, k)}")
+                    continue
+                out[key] = self.plain(v, f"{field}.{key}")
+            return out
+        if isinstance(node, yaml.SequenceNode):
+            return [self.plain(v, f"{field}[{i}]") for i, v in enumerate(node.value, 1)]
+        value = self.value(node)
+        if not isinstance(value, (str, int, float, bool, type(None))):
+            self.expected(node, field, "a JSON value (string, number, boolean, null, list or mapping)")
+            return None
+        return value
+
+    def mapping(self, node: Node, field: str, allowed: Iterable[str] | None) -> Pairs | None:
+        if not isinstance(node, yaml.MappingNode):
+            self.expected(node, field, "a mapping")
+            return None
+        allowed_list = list(allowed) if allowed is not None else None
+        pairs: Pairs = {}
+        for k, v in node.value:
+            key = self.value(k)
+            sub = f"{field}.{key}" if field else str(key)
+            if not isinstance(key, str):
+                self.problem(k, field or "(document)", f"expected string keys, got {_describe(key, k)}")
+                continue
+            if key in pairs:
+                self.problem(k, sub, f"duplicate key (first at line {pairs[key][0].start_mark.line + 1})")
+                continue
+            if allowed_list is not None and key not in allowed_list:
+                hint = _suggest(key, allowed_list)
+                self.problem(k, sub, "unknown key" + (hint or "; expected one of: " + ", ".join(allowed_list)))
+                continue
+            pairs[key] = (k, v)
+        return pairs
+
+    def sequence(self, node: Node, field: str) -> list[Node] | None:
+        if not isinstance(node, yaml.SequenceNode):
+            self.expected(node, field, "a list")
+            return None
+        return list(node.value)
+
+    def string(self, node: Node, field: str, choices: tuple[str, ...] | None = None,
+               allow_empty: bool = True) -> str | None:
+        value = self.value(node)
+        if not isinstance(node, yaml.ScalarNode) or not isinstance(value, str):
+            if choices:
+                self.expected(node, field, "one of " + ", ".join(choices))
+            else:
+                self.expected(node, field, "a string")
+            return None
+        if choices and value not in choices:
+            self.problem(node, field, f"expected one of {', '.join(choices)}; got {value!r}{_suggest(value, choices)}")
+            return None
+        if not allow_empty and not value:
+            self.problem(node, field, "expected a non-empty string")
+            return None
+        return value
+
+    def boolean(self, node: Node, field: str) -> bool | None:
+        value = self.value(node)
+        if not isinstance(value, bool) or not isinstance(node, yaml.ScalarNode):
+            self.expected(node, field, "a boolean (true or false)")
+            return None
+        return value
+
+    def number(self, node: Node, field: str, minimum: float | None = None) -> float | None:
+        value = self.value(node)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not isinstance(node, yaml.ScalarNode):
+            self.expected(node, field, "a number")
+            return None
+        if minimum is not None and value < minimum:
+            self.problem(node, field, f"expected a number >= {minimum:g}, got {value:g}")
+            return None
+        return float(value)
+
+    def integer(self, node: Node, field: str, minimum: int | None = None) -> int | None:
+        value = self.value(node)
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.expected(node, field, "an integer")
+            return None
+        if minimum is not None and value < minimum:
+            self.problem(node, field, f"expected an integer >= {minimum}, got {value}")
+            return None
+        return value
+
+    def strings(self, node: Node, field: str, choices: tuple[str, ...] | None = None,
+                allow_scalar: bool = False) -> tuple[str, ...] | None:
+        if allow_scalar and isinstance(node, yaml.ScalarNode):
+            one = self.string(node, field, choices)
+            return None if one is None else (one,)
+        items = self.sequence(node, field)
+        if items is None:
+            return None
+        out: list[str] = []
+        for i, item in enumerate(items, 1):
+            s = self.string(item, f"{field}[{i}]", choices)
+            if s is not None:
+                out.append(s)
+        return tuple(out)
+
+    def mode(self, node: Node, field: str) -> int | None:
+        value = self.value(node)
+        if isinstance(value, int) and not isinstance(value, bool):
+            mode = value
+        elif isinstance(value, str) and re.fullmatch(r"(0o|0)?[0-7]{1,4}", value):
+            mode = int(value[2:] if value.startswith("0o") else value, 8)
+        else:
+            self.expected(node, field, "a permission mode (an integer such as 0o644 or a string such as \"0644\")")
+            return None
+        if not 0 <= mode <= MAX_MODE:
+            self.problem(node, field, f"expected a permission mode between 0 and 0o7777, got {mode:#o}")
+            return None
+        return mode
+
+    def rel_path(self, node: Node, field: str) -> str | None:
+        p = self.string(node, field, allow_empty=False)
+        if p is None:
+            return None
+        parts = p.replace("\\", "/").split("/")
+        if p.startswith("/") or re.match(r"^[A-Za-z]:", p) or ".." in parts:
+            self.problem(node, field, f"expected a relative path inside the workspace, got {p!r}")
+            return None
+        return p
+
+
+# -- sections -----------------------------------------------------------------------------------
+
+def _requires(r: _Reader, node: Node, field: str, keys: tuple[str, ...]) -> Requires:
+    pairs = r.mapping(node, field, keys)
+    if pairs is None:
+        return Requires()
+    kw: dict[str, Any] = {}
+    for key, (_, v) in pairs.items():
+        sub = f"{field}.{key}"
+        if key == "os":
+            kw[key] = r.string(v, sub, OS_NAMES)
+        elif key == "shell":
+            kw[key] = r.string(v, sub, SHELLS)
+        elif key == "isolation":
+            kw[key] = r.string(v, sub, ISOLATIONS)
+        elif key == "tools":
+            kw[key] = r.strings(v, sub, KNOWN_TOOLS) or ()
+        else:
+            kw[key] = r.boolean(v, sub)
+    return Requires(**kw)
+
+
+def _text_match(r: _Reader, node: Node, field: str) -> TextMatch | None:
+    if isinstance(node, yaml.ScalarNode):
+        s = r.string(node, field)
+        return None if s is None else TextMatch(equals=s)
+    pairs = r.mapping(node, field, TEXT_KEYS)
+    if pairs is None:
+        return None
+    kw: dict[str, Any] = {}
+    for key, (_, v) in pairs.items():
+        sub = f"{field}.{key}"
+        if key in ("equals", "startswith", "endswith"):
+            kw[key] = r.string(v, sub)
+        elif key in ("contains", "not_contains"):
+            kw[key] = r.strings(v, sub, allow_scalar=True) or ()
+        elif key == "regex":
+            pattern = r.string(v, sub)
+            if pattern is not None:
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    r.problem(v, sub, f"expected a valid regular expression ({exc})")
+                    pattern = None
+            kw[key] = pattern
+        elif key in ("lines", "max_bytes", "min_bytes"):
+            kw[key] = r.integer(v, sub, minimum=0)
+        elif key == "snapshot":
+            kw[key] = bool(r.boolean(v, sub))
+    return TextMatch(**kw)
+
+
+def _file_checks(r: _Reader, node: Node, field: str) -> tuple[FileCheck, ...]:
+    pairs = r.mapping(node, field, None)
+    if pairs is None:
+        return ()
+    out: list[FileCheck] = []
+    for path, (k, v) in pairs.items():
+        sub = f"{field}.{path}"
+        if r.rel_path(k, sub) is None:
+            continue
+        checks = r.mapping(v, sub, FILE_CHECK_KEYS)
+        if checks is None:
+            continue
+        kw: dict[str, Any] = {}
+        for key, (_, cv) in checks.items():
+            csub = f"{sub}.{key}"
+            if key == "text":
+                kw[key] = r.string(cv, csub)
+            elif key == "encoding":
+                kw[key] = r.string(cv, csub, ENCODINGS) or "utf-8"
+            elif key == "eol":
+                kw[key] = r.string(cv, csub, tuple(EOLS)) or "lf"
+            elif key in ("bom", "absent"):
+                kw[key] = bool(r.boolean(cv, csub))
+            elif key == "base64":
+                kw["data"] = _b64(r, cv, csub)
+            elif key == "mode":
+                kw[key] = r.mode(cv, csub)
+            elif key == "kind":
+                kw[key] = r.string(cv, csub, FILE_KINDS)
+            elif key == "contains":
+                kw[key] = r.strings(cv, csub, allow_scalar=True) or ()
+        if "text" in checks and "base64" in checks:
+            r.problem(checks["base64"][0], f"{sub}.base64", "expected only one of text, base64")
+        if kw.get("absent") and len(checks) > 1:
+            r.problem(k, sub, "expected no other checks together with absent: true")
+        if path.endswith("/") and "kind" not in kw:
+            kw["kind"] = "dir"
+        out.append(FileCheck(path=path.rstrip("/") or path, line=k.start_mark.line + 1, **kw))
+    return tuple(out)
+
+
+def _b64(r: _Reader, node: Node, field: str) -> bytes | None:
+    s = r.string(node, field)
+    if s is None:
+        return None
+    try:
+        return base64.b64decode("".join(s.split()), validate=True)
+    except (binascii.Error, ValueError):
+        r.problem(node, field, "expected base64 data")
+        return None
+
+
+def _expectation(r: _Reader, pairs: Pairs, field: str) -> Expectation:
+    kw: dict[str, Any] = {}
+    for key, (_, v) in pairs.items():
+        sub = f"{field}.{key}"
+        if key == "status":
+            kw[key] = r.string(v, sub, STATUSES) or "result"
+        elif key == "is_error":
+            kw[key] = r.boolean(v, sub)
+        elif key in ("text", "error"):
+            kw[key] = _text_match(r, v, sub)
+        elif key == "error_kind":
+            kw[key] = r.string(v, sub, ERROR_KINDS)
+        elif key == "details":
+            d = r.plain(v, sub)
+            if not isinstance(d, dict):
+                r.expected(v, sub, "a mapping")
+                d = None
+            kw[key] = d
+        elif key == "details_absent":
+            kw[key] = r.strings(v, sub) or ()
+        elif key == "content_types":
+            kw[key] = r.strings(v, sub, CONTENT_TYPES)
+        elif key == "files":
+            kw[key] = _file_checks(r, v, sub)
+        elif key == "duration":
+            dpairs = r.mapping(v, sub, DURATION_KEYS)
+            for dk, (_, dv) in (dpairs or {}).items():
+                kw[f"duration_{dk}"] = r.number(dv, f"{sub}.{dk}", minimum=0)
+    status = kw.get("status", "result")
+    if status == "result":
+        for key in ("error", "error_kind"):
+            if key in pairs:
+                r.problem(pairs[key][0], f"{field}.{key}", "only allowed with status: error")
+    else:
+        for key in ("is_error", "text", "details", "details_absent", "content_types"):
+            if key in pairs:
+                r.problem(pairs[key][0], f"{field}.{key}", "only allowed with status: result")
+    return Expectation(**kw)
+
+
+def _step(r: _Reader, node: Node, index: int, seen_ids: dict[str, int]) -> Step | None:
+    field = f"steps[{index}]"
+    pairs = r.mapping(node, field, STEP_KEYS)
+    if pairs is None:
+        return None
+    tool = op = None
+    if "tool" in pairs and "op" in pairs:
+        r.problem(pairs["op"][0], f"{field}.op", "expected only one of tool, op")
+    elif "tool" in pairs:
+        tool = r.string(pairs["tool"][1], f"{field}.tool", KNOWN_TOOLS)
+    elif "op" in pairs:
+        op = r.string(pairs["op"][1], f"{field}.op", KNOWN_OPS)
+    else:
+        r.problem(node, f"{field}.tool", "required field is missing (a step needs tool or op)")
+    step_id = f"step-{index}"
+    if "id" in pairs:
+        sid = r.string(pairs["id"][1], f"{field}.id", allow_empty=False)
+        if sid is not None:
+            if not ID_PATTERN.fullmatch(sid):
+                r.problem(pairs["id"][1], f"{field}.id", f"expected an id matching {ID_PATTERN_TEXT}, got {sid!r}")
+            step_id = sid
+    if step_id in seen_ids:
+        r.problem(node, f"{field}.id", f"duplicate step id {step_id!r} (also steps[{seen_ids[step_id]}])")
+    seen_ids[step_id] = index
+    args: dict[str, Any] = {}
+    if "args" in pairs:
+        a = r.plain(pairs["args"][1], f"{field}.args")
+        if isinstance(a, dict):
+            args = a
+        else:
+            r.expected(pairs["args"][1], f"{field}.args", "a mapping")
+    timeout = DEFAULT_STEP_TIMEOUT_S
+    if "timeout" in pairs:
+        timeout = r.number(pairs["timeout"][1], f"{field}.timeout", minimum=0) or DEFAULT_STEP_TIMEOUT_S
+    when: dict[str, Any] = {}
+    if "when" in pairs:
+        when = dict(_requires(r, pairs["when"][1], f"{field}.when", WHEN_KEYS).items())
+    exp_pairs: Pairs = {}
+    raw_expect: dict[str, Any] = {}
+    if "expect" in pairs:
+        exp_pairs = r.mapping(pairs["expect"][1], f"{field}.expect", EXPECT_KEYS) or {}
+        raw = r.plain(pairs["expect"][1], f"{field}.expect")
+        raw_expect = raw if isinstance(raw, dict) else {}
+    expect = _expectation(r, exp_pairs, f"{field}.expect")
+    platform: list[tuple[str, Expectation]] = []
+    if "platform" in pairs:
+        plat = r.mapping(pairs["platform"][1], f"{field}.platform", OS_NAMES) or {}
+        for os_name, (_, pv) in plat.items():
+            over = r.mapping(pv, f"{field}.platform.{os_name}", EXPECT_KEYS)
+            if over is not None:
+                platform.append((os_name, _expectation(r, {**exp_pairs, **over}, f"{field}.platform.{os_name}")))
+    save: list[tuple[str, str]] = []
+    if "save" in pairs:
+        for name, (k, v) in (r.mapping(pairs["save"][1], f"{field}.save", None) or {}).items():
+            src = r.string(v, f"{field}.save.{name}")
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                r.problem(k, f"{field}.save.{name}", "expected a variable name matching [A-Za-z_][A-Za-z0-9_]*")
+            elif src is not None:
+                if src.split(".", 1)[0] not in SAVE_ROOTS:
+                    r.problem(v, f"{field}.save.{name}",
+                              f"expected a path starting with one of {', '.join(SAVE_ROOTS)}; got {src!r}")
+                else:
+                    save.append((name, src))
+    return Step(id=step_id, index=index, line=node.start_mark.line + 1, tool=tool, op=op, args=args,
+                timeout=timeout, when=when, expect=expect, platform=tuple(platform), save=tuple(save),
+                raw_expect=raw_expect)
+
+
+def _workspace(r: _Reader, node: Node) -> Workspace:
+    pairs = r.mapping(node, "workspace", WORKSPACE_KEYS)
+    if pairs is None:
+        return Workspace()
+    git = False
+    if "git" in pairs:
+        git = bool(r.boolean(pairs["git"][1], "workspace.git"))
+    entries: list[WorkspaceEntry] = []
+    seen: dict[str, int] = {}
+    for i, item in enumerate(r.sequence(pairs["files"][1], "workspace.files") or [] if "files" in pairs else [], 1):
+        field = f"workspace.files[{i}]"
+        f = r.mapping(item, field, WS_FILE_KEYS)
+        if f is None:
+            continue
+        path = None
+        if "path" not in f:
+            r.problem(item, f"{field}.path", "required field is missing")
+        else:
+            path = r.rel_path(f["path"][1], f"{field}.path")
+        kinds = [k for k in WS_CONTENT_KEYS if k in f]
+        if len(kinds) > 1:
+            r.problem(f[kinds[1]][0], f"{field}.{kinds[1]}", "expected only one of " + ", ".join(WS_CONTENT_KEYS))
+        if "text" not in f:
+            for k in ("encoding", "bom", "eol"):
+                if k in f:
+                    r.problem(f[k][0], f"{field}.{k}", "only allowed together with text")
+        kind, data, target = "file", b"", None
+        if "text" in f:
+            text = r.string(f["text"][1], f"{field}.text")
+            enc = r.string(f["encoding"][1], f"{field}.encoding", ENCODINGS) if "encoding" in f else "utf-8"
+            bom = r.boolean(f["bom"][1], f"{field}.bom") if "bom" in f else False
+            eol = r.string(f["eol"][1], f"{field}.eol", tuple(EOLS)) if "eol" in f else "lf"
+            if text is not None:
+                data = encode_text(text, enc or "utf-8", bool(bom), eol or "lf")
+        elif "base64" in f:
+            data = _b64(r, f["base64"][1], f"{field}.base64") or b""
+        elif "symlink" in f:
+            kind = "symlink"
+            target = r.string(f["symlink"][1], f"{field}.symlink", allow_empty=False)
+        elif "fifo" in f:
+            kind = "fifo"
+            if r.boolean(f["fifo"][1], f"{field}.fifo") is False:
+                r.problem(f["fifo"][1], f"{field}.fifo", "expected true (omit the key for a regular file)")
+        elif "dir" in f:
+            kind = "dir"
+            if r.boolean(f["dir"][1], f"{field}.dir") is False:
+                r.problem(f["dir"][1], f"{field}.dir", "expected true (omit the key for a regular file)")
+        mode = r.mode(f["mode"][1], f"{field}.mode") if "mode" in f else None
+        mtime = r.number(f["mtime"][1], f"{field}.mtime") if "mtime" in f else None
+        if path is not None:
+            norm = path.rstrip("/")
+            if norm in seen:
+                r.problem(f["path"][1], f"{field}.path", f"duplicate path {path!r} (also workspace.files[{seen[norm]}])")
+            seen[norm] = i
+            entries.append(WorkspaceEntry(path=norm, kind=kind, data=data, target=target, mode=mode, mtime=mtime))
+    return Workspace(entries=tuple(entries), git=git)
+
+
+def _profile(r: _Reader, node: Node) -> dict[str, Any] | None:
+    from tools_impl.core.profile import ALL_PATCHES, Profile
+
+    pairs = r.mapping(node, "profile", None)
+    if pairs is None:
+        return None
+    fields = [f.name for f in dataclasses.fields(Profile) if f.name != "extra"]
+    out: dict[str, Any] = {}
+    for key, (k, v) in pairs.items():
+        sub = f"profile.{key}"
+        if key == "base":
+            out[key] = r.string(v, sub, ("reference", "upstream"))
+        elif key == "patches":
+            patches = r.mapping(v, sub, ALL_PATCHES)
+            out[key] = {pk: r.boolean(pv, f"{sub}.{pk}") for pk, (_, pv) in (patches or {}).items()}
+        elif key not in fields:
+            hint = _suggest(key, ["base", "patches", *fields])
+            r.problem(k, sub, "unknown profile field" + hint)
+        else:
+            out[key] = r.plain(v, sub)
+    return out
+
+
+def _env(r: _Reader, node: Node) -> dict[str, str | None]:
+    pairs = r.mapping(node, "env", None) or {}
+    out: dict[str, str | None] = {}
+    for key, (_, v) in pairs.items():
+        value = r.value(v)
+        if value is not None and (not isinstance(value, str) or not isinstance(v, yaml.ScalarNode)):
+            r.expected(v, f"env.{key}", "a string or null (quote numbers and booleans)")
+            continue
+        out[key] = value
+    return out
+
+
+def _scenario(r: _Reader, root: Node) -> Scenario | None:
+    pairs = r.mapping(root, "", TOP_KEYS)
+    if pairs is None:
+        return None
+    line = root.start_mark.line + 1
+    sid = ""
+    if "id" not in pairs:
+        r.problem(root, "id", "required field is missing")
+    else:
+        sid = r.string(pairs["id"][1], "id", allow_empty=False) or ""
+        if sid and not ID_PATTERN.fullmatch(sid):
+            r.problem(pairs["id"][1], "id", f"expected an id matching {ID_PATTERN_TEXT}, got {sid!r}")
+    kw: dict[str, Any] = {}
+    if "title" in pairs:
+        kw["title"] = r.string(pairs["title"][1], "title") or ""
+    if "tags" in pairs:
+        kw["tags"] = r.strings(pairs["tags"][1], "tags") or ()
+    if "requires" in pairs:
+        kw["requires"] = _requires(r, pairs["requires"][1], "requires", REQUIRES_KEYS)
+    if "surface" in pairs:
+        kw["surface"] = r.string(pairs["surface"][1], "surface", SURFACES) or "minimax"
+    if "profile" in pairs:
+        kw["profile"] = _profile(r, pairs["profile"][1])
+    if "env" in pairs:
+        kw["env"] = _env(r, pairs["env"][1])
+    if "normalize" in pairs:
+        got = r.strings(pairs["normalize"][1], "normalize", NORMALIZERS)
+        kw["normalize"] = DEFAULT_NORMALIZERS if got is None else got
+    if "workspace" in pairs:
+        kw["workspace"] = _workspace(r, pairs["workspace"][1])
+    steps: list[Step] = []
+    if "steps" not in pairs:
+        r.problem(root, "steps", "required field is missing")
+    else:
+        seen: dict[str, int] = {}
+        items = r.sequence(pairs["steps"][1], "steps")
+        if items is not None and not items:
+            r.problem(pairs["steps"][1], "steps", "expected at least one step")
+        for i, item in enumerate(items or [], 1):
+            st = _step(r, item, i, seen)
+            if st is not None:
+                steps.append(st)
+    kw["steps"] = tuple(steps)
+    if "files" in pairs:
+        kw["files"] = _file_checks(r, pairs["files"][1], "files")
+    if "processes" in pairs:
+        pp = r.mapping(pairs["processes"][1], "processes", PROCESS_KEYS) or {}
+        if "left_behind" in pp:
+            kw["processes_left_behind"] = r.integer(pp["left_behind"][1], "processes.left_behind", minimum=0)
+    return Scenario(id=sid, path=r.path, line=line, **kw)
+
+
+def _problem_line(problem: str) -> int:
+    # problems start with "path:line: "; the path itself may contain colons
+    m = re.search(r":(\d+): ", problem)
+    return int(m.group(1)) if m else 0
+
+
+def parse_yaml_document(text: str, path: str, build: Callable[[_Reader, Node], T]) -> tuple[T, list[str]]:
+    """Compose one YAML document and run ``build`` over its root node with a fresh ``_Reader``;
+    returns what ``build`` returned and the problems it collected. A YAML syntax error (at its
+    line) or an empty document raises ``ScenarioError``. Shared by scenario and baseline files."""
+    loader = yaml.SafeLoader(text)
+    try:
+        try:
+            root = loader.get_single_node()
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line = mark.line + 1 if mark else 1
+            raise ScenarioError([f"{path}:{line}: (yaml): {exc.problem or exc.context}"]) from None
+        except yaml.YAMLError as exc:
+            raise ScenarioError([f"{path}:1: (yaml): {exc}"]) from None
+        if root is None:
+            raise ScenarioError([f"{path}:1: (document): expected a mapping, got an empty file"])
+        r = _Reader(path, loader)
+        return build(r, root), r.problems
+    finally:
+        loader.dispose()
+
+
+def read_document_text(path: str) -> str:
+    """A scenario or baseline file's text; unreadable files raise a one-line ``ScenarioError``."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError([f"{path}:1: (file): cannot read: {exc}"]) from None
+
+
+def parse_scenario_text(text: str, path: str) -> Scenario:
+    """Parse one scenario document; raises ``ScenarioError`` listing every problem."""
+    scenario, problems = parse_yaml_document(text, path, _scenario)
+    if problems or scenario is None:
+        raise ScenarioError(sorted(problems, key=_problem_line) or [f"{path}:1: (document): expected a mapping"])
+    return scenario
+
+
+def load_scenario(path: str | os.PathLike[str]) -> Scenario:
+    """Load one file; unreadable files raise ``ScenarioError`` with a one-line message."""
+    p = str(path)
+    return parse_scenario_text(read_document_text(p), p)
+
+
+def find_scenario_files(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """Expand files and directories into a sorted list of scenario files (``.yaml``/``.yml``)."""
+    out: list[str] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            out.extend(str(f) for f in sorted(p.rglob("*")) if f.suffix in SCENARIO_SUFFIXES and f.is_file())
+        elif p.is_file():
+            out.append(str(p))
+        else:
+            raise UsageError(f"no such file or directory: {raw}")
+    return sorted(dict.fromkeys(out))
+
+
+def load_corpus(paths: Iterable[str | os.PathLike[str]]) -> list[Scenario]:
+    """Load every scenario under ``paths`` (sorted by id); raises ``ScenarioError`` with all problems
+    of all files, including duplicate ids across files."""
+    problems: list[str] = []
+    scenarios: list[Scenario] = []
+    for f in find_scenario_files(paths):
+        try:
+            scenarios.append(load_scenario(f))
+        except ScenarioError as exc:
+            problems.extend(exc.problems)
+    seen: dict[str, Scenario] = {}
+    for s in scenarios:
+        if s.id in seen:
+            other = seen[s.id]
+            problems.append(f"{s.path}:{s.line}: id: duplicate scenario id {s.id!r} (also {other.path}:{other.line})")
+        seen.setdefault(s.id, s)
+    if problems:
+        raise ScenarioError(problems)
+    return sorted(scenarios, key=lambda s: s.id)

@@ -1,0 +1,1 @@
+"""The data that flows through a run: scenarios, observations, results."""

@@ -1,0 +1,1 @@
+"""Running scenarios: the runner, workspace archives, comparison with expectations, snapshots."""

@@ -1,0 +1,303 @@
+"""The runner: runs scenarios on backends (in parallel: one backend instance per worker thread),
+each in a fresh workspace; sends every step, normalises and compares its observation, checks
+files, and records per-step results. Infrastructure errors are recorded apart from behaviour
+failures; a backend that hung or died is restarted before its next scenario.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import datetime
+import os
+import re
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from harness.backends.base import Backend, Capabilities, HelloInfo
+from harness.errors import HarnessError, InfrastructureError
+from harness.model.observation import NormContext, Observation, find_task_ids, normalize_observation
+from harness.model.results import ERROR, FAIL, PASS, SKIP, RunInfo, RunResult, ScenarioResult, StepResult
+from harness.model.scenario import Requires, Scenario, Step
+from harness.run.compare import Mismatch, SnapshotHook, check_file, check_observation
+from harness.run.workspace_archive import build_archive
+
+MARKER_ENV = "TOOLPROOF_SCENARIO_MARKER"
+PROCESS_SETTLE_S = 2.0
+PROCESS_START_GRACE_S = 0.2  # lets just-spawned background work show up before the first count
+PROCESS_POLL_S = 0.1
+VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+FINAL_FILES_STEP = "files"
+PROCESSES_STEP = "processes"
+
+BackendFactory = Callable[[], Backend]
+ProgressHook = Callable[[ScenarioResult], None]
+SnapshotFactory = Callable[[Scenario], "SnapshotHook | None"]
+
+
+def capability_mismatch(wanted: Iterable[tuple[str, Any]], caps: Capabilities) -> str | None:
+    """A skip reason when ``wanted`` capabilities do not hold, else None."""
+    for name, value in wanted:
+        have = caps.get(name)
+        if have != value:
+            shown = str(value).lower() if isinstance(value, bool) else value
+            has = "none" if have is None else str(have).lower() if isinstance(have, bool) else have
+            return f"requires {name}={shown}; the backend has {name}={has}"
+    return None
+
+
+def skip_reason(scenario: Scenario, hello: HelloInfo) -> str | None:
+    """Why ``scenario`` cannot run against this implementation, or None."""
+    req: Requires = scenario.requires
+    reason = capability_mismatch(req.items(), hello.capabilities)
+    if reason:
+        return reason
+    # the tools the steps call are required implicitly, like the ones `requires.tools` names
+    wanted_tools = dict.fromkeys([*req.tools, *(step.tool for step in scenario.steps if step.tool)])
+    missing = [t for t in wanted_tools if t not in hello.tools]
+    if missing:
+        return f"requires tools {', '.join(missing)}; the implementation offers {', '.join(hello.tools) or 'none'}"
+    missing_ops = [op for op in dict.fromkeys(step.op for step in scenario.steps if step.op) if op not in hello.ops]
+    if missing_ops:
+        return f"requires protocol ops {', '.join(missing_ops)}; the implementation supports {', '.join(hello.ops)}"
+    surfaces = hello.surfaces or (hello.surface,)
+    if scenario.surface not in surfaces:
+        return f"requires surface {scenario.surface}; the implementation speaks {', '.join(surfaces)}"
+    return None
+
+
+def substitute(value: Any, variables: dict[str, Any]) -> Any:
+    """Replace ``${name}`` in strings (recursively); a string that is exactly one variable takes
+    the variable's value with its type."""
+    if isinstance(value, str):
+        whole = VAR_RE.fullmatch(value)
+        if whole and whole.group(1) in variables:
+            return variables[whole.group(1)]
+        return VAR_RE.sub(lambda m: str(variables.get(m.group(1), m.group(0))), value)
+    if isinstance(value, dict):
+        return {k: substitute(v, variables) for k, v in value.items()}
+    if isinstance(value, list):
+        return [substitute(v, variables) for v in value]
+    return value
+
+
+def request_for(step: Step, variables: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    args = substitute(step.args, variables)
+    if step.tool is not None:
+        return "call", {"tool": step.tool, "args": args}
+    return str(step.op), dict(args)
+
+
+def _render(ms: list[Mismatch]) -> tuple[str, ...]:
+    return tuple(m.render() for m in ms)
+
+
+def _norm_context(scenario: Scenario, backend: Backend, hello: HelloInfo, root: str) -> NormContext:
+    roots = {root, os.path.realpath(root)}
+    tmpdirs = {d for d in (hello.capabilities.extra.get("tmpdir"),) if isinstance(d, str)}
+    homes = {h for h in (scenario.env.get("HOME"), hello.capabilities.extra.get("home")) if isinstance(h, str)}
+    if backend.name in ("local", "cmd"):
+        tmpdirs.add(tempfile.gettempdir())
+        tmpdirs.add(os.path.realpath(tempfile.gettempdir()))
+        homes.add(os.path.expanduser("~"))
+    else:
+        tmpdirs.add("/tmp")
+    return NormContext(roots=tuple(roots), tmpdirs=tuple(tmpdirs), homes=tuple(homes))
+
+
+def infrastructure_result(scenario: Scenario, exc: HarnessError, context: str = "") -> ScenarioResult:
+    """An infrastructure failure before the scenario could start. A backend that cannot exist
+    here by design (e.g. a pwsh image where no registry can be reached) says so with a
+    ``skip_reason`` attribute: that is a skip with that reason, never a pass and never an error."""
+    base = {"path": scenario.path, "title": scenario.title, "tags": scenario.tags}
+    reason = getattr(exc, "skip_reason", None)
+    if reason:
+        return ScenarioResult(scenario.id, SKIP, reason=str(reason), **base)  # type: ignore[arg-type]
+    return ScenarioResult(scenario.id, ERROR, message=f"infrastructure: {context}{exc}", **base)  # type: ignore[arg-type]
+
+
+def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook | None = None,
+                 keep_observations: bool = True) -> ScenarioResult:
+    """Run one scenario on a started-or-startable backend. Raises nothing: infrastructure
+    problems become ``error`` results (and the caller should ``restart()`` the backend)."""
+    t0 = time.monotonic()
+    base = {"path": scenario.path, "title": scenario.title, "tags": scenario.tags}
+    try:
+        hello = backend.start()
+    except HarnessError as exc:
+        return infrastructure_result(scenario, exc)
+    reason = skip_reason(scenario, hello)
+    if reason:
+        return ScenarioResult(scenario.id, SKIP, reason=reason, **base)  # type: ignore[arg-type]
+    try:
+        archive = build_archive(scenario.workspace)
+    except HarnessError as exc:
+        return ScenarioResult(scenario.id, ERROR, message=f"infrastructure: {exc}", **base)  # type: ignore[arg-type]
+    marker = uuid.uuid4().hex
+    env = {**scenario.env}
+    if scenario.processes_left_behind is not None:
+        env[MARKER_ENV] = marker
+    steps: list[StepResult] = []
+    root: str | None = None
+    status_error = ""
+    try:
+        root = backend.new_workspace(archive, env, scenario.profile)
+        ctx = _norm_context(scenario, backend, hello, root)
+        variables: dict[str, Any] = {}
+        caps = hello.capabilities
+        for step in scenario.steps:
+            if status_error:
+                steps.append(StepResult(step.id, SKIP, reason="not run: an earlier step hit an infrastructure error"))
+                continue
+            why = capability_mismatch(step.when.items(), caps)
+            if why:
+                steps.append(StepResult(step.id, SKIP, reason=f"when: {why}"))
+                continue
+            op, fields = request_for(step, variables)
+            s0 = time.monotonic()
+            try:
+                resp = backend.request(op, fields, deadline_s=step.timeout)
+            except InfrastructureError as exc:
+                status_error = str(exc)
+                steps.append(StepResult(step.id, ERROR, (f"infrastructure: {exc}",), time.monotonic() - s0))
+                continue
+            raw = Observation.from_response(resp, time.monotonic() - s0)
+            for name, src in step.save:
+                variables[name] = raw.lookup(src)
+            ctx = NormContext(ctx.roots, ctx.tmpdirs, ctx.homes, (*ctx.task_ids, *find_task_ids(raw)))
+            obs = normalize_observation(raw, scenario.normalize, ctx)
+            exp = step.expectation_for(caps.os)
+            mism = check_observation(exp, obs, snapshot, f"{step.id}.")
+            if exp.files:
+                states = backend.read_files(root, [f.path for f in exp.files])
+                for fc in exp.files:
+                    mism.extend(check_file(fc, states[fc.path], "files"))
+            steps.append(StepResult(step.id, FAIL if mism else PASS, _render(mism), raw.duration_s,
+                                    obs.to_json() if keep_observations else None))
+        if not status_error and scenario.files:
+            states = backend.read_files(root, [f.path for f in scenario.files])
+            mism = []
+            for fc in scenario.files:
+                mism.extend(check_file(fc, states[fc.path], "files"))
+            steps.append(StepResult(FINAL_FILES_STEP, FAIL if mism else PASS, _render(mism)))
+        if not status_error and scenario.processes_left_behind is not None:
+            steps.append(_check_processes(backend, f"{MARKER_ENV}={marker}", scenario.processes_left_behind))
+    except InfrastructureError as exc:
+        status_error = str(exc)
+        steps.append(StepResult("workspace" if root is None else "(harness)", ERROR, (f"infrastructure: {exc}",)))
+    finally:
+        if root is not None and not status_error:
+            backend.drop_workspace(root)
+    duration = time.monotonic() - t0
+    if status_error:
+        return ScenarioResult(scenario.id, ERROR, steps=tuple(steps), message=f"infrastructure: {status_error}",
+                              duration_s=duration, **base)  # type: ignore[arg-type]
+    statuses = {s.status for s in steps}
+    if FAIL in statuses:
+        status = FAIL
+    elif statuses and statuses <= {SKIP}:
+        return ScenarioResult(scenario.id, SKIP, steps=tuple(steps), reason="every step was skipped: "
+                              + "; ".join(sorted({s.reason for s in steps})), duration_s=duration, **base)  # type: ignore[arg-type]
+    else:
+        status = PASS
+    return ScenarioResult(scenario.id, status, steps=tuple(steps), duration_s=duration, **base)  # type: ignore[arg-type]
+
+
+def _check_processes(backend: Backend, marker: str, allowed: int) -> StepResult:
+    time.sleep(PROCESS_START_GRACE_S)
+    deadline = time.monotonic() + PROCESS_SETTLE_S
+    while True:
+        count = backend.count_processes(marker)
+        if count is None:
+            return StepResult(PROCESSES_STEP, SKIP, reason=f"backend {backend.name} cannot count processes")
+        if count <= allowed or time.monotonic() >= deadline:
+            break
+        time.sleep(PROCESS_POLL_S)
+    if count > allowed:
+        return StepResult(PROCESSES_STEP, FAIL, (f"processes: expected at most {allowed} left behind, found {count}",))
+    return StepResult(PROCESSES_STEP, PASS)
+
+
+class Runner:
+    """Runs a list of scenarios with ``jobs`` worker threads, each with its own backend."""
+
+    def __init__(self, backend_factory: BackendFactory, *, jobs: int = 1,
+                 progress: ProgressHook | None = None, snapshot_factory: SnapshotFactory | None = None,
+                 keep_observations: bool = True, backend_label: str = "") -> None:
+        self.backend_factory = backend_factory
+        self.jobs = max(1, jobs)
+        self.progress = progress
+        self.snapshot_factory = snapshot_factory
+        self.keep_observations = keep_observations
+        self.backend_label = backend_label
+        self._local = threading.local()
+        self._backends: list[Backend] = []
+        self._lock = threading.Lock()
+        self.hello: HelloInfo | None = None
+
+    def _backend(self) -> Backend:
+        backend = getattr(self._local, "backend", None)
+        if backend is None:
+            backend = self.backend_factory()
+            self._local.backend = backend
+            self._local.dirty = False
+            with self._lock:
+                self._backends.append(backend)
+        return backend
+
+    def _run_one(self, scenario: Scenario) -> ScenarioResult:
+        res: ScenarioResult | None
+        try:
+            backend = self._backend()
+        except HarnessError as exc:
+            res = infrastructure_result(scenario, exc)
+        else:
+            res = None
+            if getattr(self._local, "dirty", False):
+                try:
+                    backend.restart()
+                    self._local.dirty = False
+                except HarnessError as exc:
+                    res = infrastructure_result(scenario, exc, "backend restart failed: ")
+            if res is None:
+                snap = self.snapshot_factory(scenario) if self.snapshot_factory else None
+                res = run_scenario(backend, scenario, snapshot=snap, keep_observations=self.keep_observations)
+                if res.status == ERROR:
+                    self._local.dirty = True
+                elif self.hello is None:
+                    self.hello = getattr(backend, "hello", None)
+        assert res is not None
+        if self.progress:
+            self.progress(res)
+        return res
+
+    def run(self, scenarios: Sequence[Scenario], *, shard: str = "", baseline: str = "") -> RunResult:
+        started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        t0 = time.monotonic()
+        try:
+            if self.jobs == 1:
+                results = [self._run_one(s) for s in scenarios]
+            else:
+                with concurrent.futures.ThreadPoolExecutor(self.jobs, thread_name_prefix="toolproof") as pool:
+                    results = list(pool.map(self._run_one, scenarios))
+        finally:
+            self.close()
+        from harness import __version__
+        hello = self.hello
+        info = RunInfo(backend=self.backend_label, implementation=hello.implementation if hello else "",
+                       version=hello.version if hello else "", started=started,
+                       duration_s=time.monotonic() - t0, jobs=self.jobs, shard=shard, baseline=baseline,
+                       toolproof_version=__version__)
+        return RunResult(info, tuple(results))
+
+    def close(self) -> None:
+        with self._lock:
+            backends, self._backends = self._backends, []
+        for b in backends:
+            try:
+                b.close()
+            except Exception:  # closing must never mask the run's results
+                pass

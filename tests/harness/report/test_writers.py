@@ -1,0 +1,79 @@
+"""Report formats and shard merging."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from harness.errors import UsageError
+from harness.model.results import (
+    ERROR,
+    FAIL,
+    PASS,
+    SKIP,
+    STALE,
+    XFAIL,
+    RunInfo,
+    RunResult,
+    ScenarioResult,
+    StepResult,
+)
+from harness.report.writers import merge, to_junit, to_markdown
+from harness.run.compare import check_details, readable_diff
+
+
+def sample() -> RunResult:
+    return RunResult(RunInfo(backend="local", implementation="impl", version="1", duration_s=1.5), (
+        ScenarioResult("a/pass", PASS, path="a.yaml", steps=(StepResult("step-1", PASS),)),
+        ScenarioResult("a/fail", FAIL, path="b.yaml", steps=(StepResult("s", FAIL, ("text: differs\n-x\n+y",)),)),
+        ScenarioResult("a/err", ERROR, message="infrastructure: server died"),
+        ScenarioResult("a/skip", SKIP, reason="requires os=windows; the backend has os=linux"),
+        ScenarioResult("a/xfail", XFAIL, reason="known"),
+        ScenarioResult("a/stale", STALE, message="stale baseline entry: 'a/stale' now passes; remove it"),
+    ))
+
+
+def test_junit_has_one_testcase_per_scenario_with_step_failures_in_the_message() -> None:
+    suite = ET.fromstring(to_junit(sample()))
+    assert [c.get("name") for c in suite.iter("testcase")] == ["a/pass", "a/fail", "a/err", "a/skip", "a/xfail", "a/stale"]
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("6", "2", "1", "2")
+    fail = suite.find("testcase[@name='a/fail']/failure")
+    assert fail is not None and (fail.get("message"), fail.text) == ("[s] text: differs", "[s] text: differs\n-x\n+y")
+    err = suite.find("testcase[@name='a/err']/error")
+    assert err is not None and err.get("type") == "infrastructure"
+    skip = suite.find("testcase[@name='a/skip']/skipped")
+    assert skip is not None and skip.get("message") == "requires os=windows; the backend has os=linux"
+    stale = suite.find("testcase[@name='a/stale']/failure")
+    assert stale is not None and stale.get("type") == "stale-baseline"
+
+
+def test_markdown_summary_counts_and_lists_failures() -> None:
+    md = to_markdown(sample())
+    assert md.startswith("## toolproof: ERROR (infrastructure)\n\nBackend `local`, implementation `impl 1`, 1.5 s.\n")
+    assert "| ❌ fail | 1 |" in md and "| 🧟 stale | 1 |" in md
+    assert "<code>a/err</code>" in md and "<code>a/pass</code>" not in md
+    assert "- `a/skip`: requires os=windows; the backend has os=linux" in md
+
+
+def test_json_round_trips() -> None:
+    run = sample()
+    assert RunResult.from_json(run.to_json()).scenarios == run.scenarios
+    assert run.exit_code == 2
+
+
+def test_merge_rejects_overlapping_shards() -> None:
+    with pytest.raises(UsageError, match=r"^merge: scenario 'a/pass' appears in inputs 1 and 2$"):
+        merge([sample(), sample()])
+
+
+def test_readable_diff_makes_whitespace_visible() -> None:
+    assert readable_diff("a\tb\n", "a\tb \r\n") == (
+        "--- expected\n+++ actual\n@@ -1 +1 @@\n-a→b\n+a→b·␍")
+
+
+def test_details_match_is_a_subset_with_exact_lists_and_strict_booleans() -> None:
+    actual = {"a": {"b": 1, "c": 2}, "l": [1, 2], "flag": 1}
+    assert check_details({"a": {"b": 1}, "l": [1, 2]}, actual) == []
+    assert [m.message for m in check_details({"l": [1], "flag": True}, actual)] == [
+        "details.l: expected [1], got [1, 2]", "details.flag: expected True, got 1"]

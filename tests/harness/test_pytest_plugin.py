@@ -1,0 +1,102 @@
+"""The pytest plugin, tested the way users use it: through ``pytester``."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+
+import pytest
+
+from tests.support.repo import FIXTURES
+
+pytest_plugins = ("pytester",)
+
+FAKE = FIXTURES / "fake_server.py"
+BACKEND = "--toolproof-backend=cmd:" + shlex.join([sys.executable, str(FAKE)])
+
+GOOD = "id: p/good\ntags: [fast]\nsteps:\n  - {tool: bash, args: {command: hi}, expect: {text: hi}}\n"
+WRONG = "id: p/wrong\nsteps:\n  - {id: say, tool: bash, args: {command: hi}, expect: {text: ho}}\n"
+SKIPPED = "id: p/win\nrequires: {os: windows}\nsteps: [{tool: bash}]\n"
+HANG = "id: p/hang\nsteps:\n  - {tool: bash, args: {command: hang}, timeout: 0.5}\n"
+SNAP = "id: p/snap\nsteps:\n  - {tool: bash, args: {command: \"snap\\r\\nshot\"}, expect: {text: {snapshot: true}}}\n"
+
+
+@pytest.fixture
+def corpus(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeini("[pytest]\n")
+    pytester.mkdir("scenarios")
+    for name, text in (("good", GOOD), ("wrong", WRONG), ("win", SKIPPED)):
+        (pytester.path / "scenarios" / f"{name}.yaml").write_text(text)
+    pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
+    return pytester
+
+
+def test_without_the_option_yaml_files_are_not_collected(corpus: pytest.Pytester) -> None:
+    result = corpus.runpytest("-q")
+    result.assert_outcomes(passed=1)
+
+
+def test_scenarios_run_as_tests_with_diffs_skips_and_keywords(corpus: pytest.Pytester) -> None:
+    result = corpus.runpytest("--toolproof", BACKEND, "-rs", "scenarios")
+    result.assert_outcomes(passed=1, failed=1, skipped=1)
+    result.stdout.fnmatch_lines([
+        "*scenario p/wrong (*wrong.yaml) fail:",
+        "[[]say[]] text: not equal to the expected text",
+        "-ho  ⟵ no newline at end",
+        "+hi  ⟵ no newline at end",
+        "SKIPPED [[]1[]] *win.yaml*: requires os=windows; the backend has os=linux",
+    ])
+    corpus.runpytest("--toolproof", BACKEND, "scenarios", "-k", "fast").assert_outcomes(passed=1, deselected=2)
+
+
+def test_collection_order_is_deterministic(corpus: pytest.Pytester) -> None:
+    first = corpus.runpytest("--toolproof", "--collect-only", "-q", "scenarios").stdout.lines
+    second = corpus.runpytest("--toolproof", "--collect-only", "-q", "scenarios").stdout.lines
+    ids = [ln for ln in first if "::" in ln]
+    assert ids == ["scenarios/good.yaml::p/good", "scenarios/win.yaml::p/win", "scenarios/wrong.yaml::p/wrong"]
+    assert first[: len(ids)] == second[: len(ids)]
+
+
+def test_infrastructure_error_is_a_test_error_not_a_failure(corpus: pytest.Pytester) -> None:
+    (corpus.path / "scenarios" / "hang.yaml").write_text(HANG)
+    result = corpus.runpytest("--toolproof", BACKEND, "scenarios/hang.yaml", "scenarios/good.yaml")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*InfrastructureError*did not answer 'call' within the host deadline of 0.5 s*"])
+
+
+def test_baseline_makes_listed_failures_xfail_and_stale_entries_fail(corpus: pytest.Pytester) -> None:
+    corpus.makefile(".yaml", base="implementation: fake\nentries:\n  - {id: p/wrong, reason: demo}\n"
+                                  "  - {id: p/good, reason: stale one}\n")
+    result = corpus.runpytest("--toolproof", BACKEND, "--toolproof-baseline=base.yaml", "scenarios")
+    result.assert_outcomes(xfailed=1, failed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*stale baseline entry: 'p/good' now passes; remove it from base.yaml*"])
+
+
+def test_invalid_scenario_is_a_collection_error_naming_file_line_and_field(corpus: pytest.Pytester) -> None:
+    (corpus.path / "scenarios" / "bad.yaml").write_text("id: p/bad\nsteps:\n  - tool: reed\n")
+    result = corpus.runpytest("--toolproof", BACKEND, "scenarios")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*bad.yaml:3: steps[[]1[]].tool: expected one of read, write, edit, grep, glob, bash;*"])
+
+
+def test_snapshots_are_stored_in_top_level_snapshots_and_updated_on_request(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ntoolproof_paths = scenarios\n")
+    pytester.mkdir("scenarios")
+    (pytester.path / "scenarios" / "snap.yaml").write_text(SNAP)
+    missing = pytester.runpytest(BACKEND, "scenarios")
+    missing.assert_outcomes(failed=1)
+    missing.stdout.fnmatch_lines(["*snapshots/p/snap/step-1.text.txt is missing; run pytest with --snapshot-update*"])
+    pytester.runpytest(BACKEND, "scenarios", "--snapshot-update").assert_outcomes(passed=1)
+    stored = pytester.path / "snapshots" / "p" / "snap" / "step-1.text.txt"
+    assert stored.read_bytes() == b"snap\r\nshot"
+    pytester.runpytest(BACKEND, "scenarios").assert_outcomes(passed=1)
+    stored.write_bytes(b"snap\nshot")
+    changed = pytester.runpytest(BACKEND, "scenarios")
+    changed.assert_outcomes(failed=1)
+    changed.stdout.fnmatch_lines(["*differs from snapshot*", "-snap", "+snap␍"])
+
+
+@pytest.mark.slow
+def test_scenarios_run_under_xdist(corpus: pytest.Pytester) -> None:
+    result = corpus.runpytest_subprocess("--toolproof", BACKEND, "scenarios", "-n", "2", "-p", "xdist")
+    result.assert_outcomes(passed=1, failed=1, skipped=1)

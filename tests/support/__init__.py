@@ -1,0 +1,1 @@
+"""Helpers shared by the tests: repository paths, Docker fixtures, process liveness."""

@@ -1,0 +1,83 @@
+"""Host-side argument validation in pi's message format (spec §0.7)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tools_impl.core.arguments import validate_args
+from tools_impl.core.errors import ArgumentError
+
+SCHEMA = {
+    "properties": {"path": {"type": "string"}, "offset": {"type": "number"}, "flag": {"type": "boolean"},
+                   "mode": {"type": "string", "enum": ["a", "b"]}},
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+
+def test_missing_required_property_message() -> None:
+    with pytest.raises(ArgumentError) as info:
+        validate_args("read", SCHEMA, {"offset": 5})
+    assert str(info.value) == (
+        'Validation failed for tool "read":\n'
+        "  - path: must have required properties path\n\n"
+        "Received arguments:\n"
+        '{\n  "offset": 5\n}'
+    )
+
+
+def test_string_numbers_and_booleans_are_coerced() -> None:
+    assert validate_args("read", SCHEMA, {"path": "a", "offset": "5", "flag": "true"}) == {
+        "path": "a", "offset": 5, "flag": True}
+    assert validate_args("read", SCHEMA, {"path": "a", "offset": "2.5"})["offset"] == 2.5
+
+
+def test_wrong_type_enum_and_extra_properties_are_all_reported() -> None:
+    with pytest.raises(ArgumentError) as info:
+        validate_args("read", SCHEMA, {"path": ["x"], "offset": "abc", "mode": "c", "extra": 1})
+    lines = str(info.value).split("\n")
+    assert lines[1:5] == [
+        "  - path: must be string",
+        "  - offset: must be number",
+        "  - mode: must be equal to one of the allowed values",
+        "  - root: must not have additional properties",
+    ]
+
+
+def test_non_object_arguments_are_rejected() -> None:
+    with pytest.raises(ArgumentError) as info:
+        validate_args("read", SCHEMA, ["a"])
+    assert "  - root: must be object" in str(info.value)
+
+
+PI_EDIT = {
+    "properties": {
+        "path": {"type": "string"},
+        "edits": {"type": "array", "items": {"type": "object", "required": ["oldText", "newText"],
+                                              "properties": {"oldText": {"type": "string"},
+                                                             "newText": {"type": "string"}}}},
+    },
+    "required": ["path", "edits"],
+    "additionalProperties": False,
+}
+
+
+def test_all_missing_properties_share_one_line_at_the_first_ones_path() -> None:
+    """pi-ai renders a required error at instance path + first missing property, listing all."""
+    with pytest.raises(ArgumentError) as info:
+        validate_args("edit", PI_EDIT, {"file_path": "a", "old_string": "x"})
+    assert str(info.value).split("\n")[:3] == [
+        'Validation failed for tool "edit":',
+        "  - path: must have required properties path, edits",
+        "  - root: must not have additional properties",
+    ]
+
+
+def test_nested_item_errors_name_the_dotted_instance_path() -> None:
+    with pytest.raises(ArgumentError) as info:
+        validate_args("edit", PI_EDIT, {"path": "a", "edits": [{"oldText": "a", "newText": "b"}, {"oldText": "a"}]})
+    assert str(info.value).split("\n")[1] == "  - edits.1.newText: must have required properties newText"
+    with pytest.raises(ArgumentError) as info:
+        validate_args("edit", PI_EDIT, {"path": "a", "edits": [{"oldText": 1, "newText": []}]})
+    # a number is coerced to a string (as the host's coercion does); an array is not
+    assert str(info.value).split("\n")[1:3] == ["  - edits.0.newText: must be string", ""]

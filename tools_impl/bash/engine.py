@@ -1,0 +1,618 @@
+"""The bash engine (spec §8.4–§8.9): spawn the shell in its own session and process group, read
+stdout and stderr concurrently into the output accumulator, enforce the timeout and the abort
+signal with the kill sequence, decide completion, and turn the outcome into a result or an error.
+
+Contract of ``run_command``:
+- returns ``EngineResult(text, details)`` on a normal exit with code 0 or ``None`` (killed by a
+  signal without timeout/abort); ``details`` is ``{truncation, fullOutputPath}`` only when the
+  output was truncated, plus ``processOutput`` with patch ``engine.exec-facts``;
+- raises ``ToolAborted`` (message ends with ``Command aborted``) when ``abort`` was set;
+- raises ``ToolError`` ``… Command timed out after N seconds`` on timeout and
+  ``… Command exited with code N`` on a non-zero exit;
+- re-raises the spawn-hook error, the shell-selection error, the missing-cwd error and spawn
+  failures (``spawn <shell> ENOENT``) unchanged; collected output is then discarded.
+
+Process handling: the kill sequence (``bash.graceful-kill``: SIGTERM to the group, SIGKILL after
+``Profile.bash_term_grace_ms`` unless the group is gone; off: immediate SIGKILL) runs on a timer
+independent of the call, so a TERM-ignoring descendant is killed even after the shell exited and
+the call returned. The call completes when the shell has exited and both pipes reached EOF, or
+``Profile.bash_exit_stdio_grace_ms`` after the exit; then what is already waiting in the pipes is
+taken (bounded), the pipes are closed, and descendants that still hold them are neither waited
+for nor killed. Every spawned group is tracked until its
+call (and any pending escalation) is over; ``kill_all_tracked`` — also registered with ``atexit``
+— SIGKILLs the tracked groups (emergency cleanup at server shutdown).
+
+Windows branches (taskkill, thread-based pipe reading) are present but only their pure parts are
+tested here.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import math
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from tools_impl.bash.output import OutputAccumulator, append_status, format_output
+from tools_impl.core.errors import ToolAborted, ToolError
+from tools_impl.core.profile import (
+    PATCH_BASH_GRACEFUL_KILL,
+    PATCH_BASH_PARENT_DEATH_GUARD,
+    PATCH_BASH_WIN_TASKKILL,
+    PATCH_ENGINE_EXEC_FACTS,
+    PATCH_SHELL_WINDOWS_POWERSHELL,
+    Profile,
+)
+from tools_impl.js.node_errors import error_code
+from tools_impl.js.text import js_number
+
+READ_CHUNK_BYTES = 64 * 1024
+POLL_INTERVAL_S = 0.02  # how often the read loop re-checks the abort signal and the exit status
+# When the exit grace ends with a pipe still open, output that had already arrived is still taken
+# (Node reads pipes eagerly, so it has it by then; a starved reader thread here might not), bounded
+# so that a grandchild that keeps writing cannot hold the call.
+FINAL_DRAIN_MAX_BYTES = 1024 * 1024
+MAX_TIMER_DELAY_MS = 2_147_483_647  # Node's setTimeout limit; larger delays fire after 1 ms
+OVERFLOW_TIMER_DELAY_MS = 1
+
+CWD_MISSING_REFERENCE = "Working directory does not exist: {cwd}\nCannot execute commands."
+CWD_MISSING_UPSTREAM = "Working directory does not exist: {cwd}\nCannot execute bash commands."
+STATUS_ABORTED = "Command aborted"
+STATUS_TIMEOUT = "Command timed out after {seconds} seconds"
+STATUS_EXIT = "Command exited with code {code}"
+EMPTY_OUTPUT = "(no output)"
+
+
+@dataclass(frozen=True)
+class SpawnInputs:
+    """What the spawn hook may rewrite (pi's ``spawnHook({command, cwd, env})``)."""
+
+    command: str
+    cwd: str
+    env: dict[str, str]
+
+
+SpawnHook = Callable[[SpawnInputs], SpawnInputs]
+DataCallback = Callable[[str], None]
+UpdateCallback = Callable[["EngineResult"], None]
+
+
+@dataclass(frozen=True)
+class EngineResult:
+    """A successful engine run: the model text and the optional details."""
+
+    text: str
+    details: dict[str, Any] | None
+    exit_code: int | None = 0
+
+
+class CommandExitError(ToolError):
+    """``… Command exited with code N``; ``exit_code`` carries N for the task layer."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@dataclass
+class _RunState:
+    timed_out: bool = False
+    kill_started: bool = False
+    exit_code: int | None = None
+    exited: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# -- tracking and emergency cleanup ---------------------------------------------------------
+
+_tracked: set[int] = set()
+_tracked_lock = threading.Lock()
+_tracked_cond = threading.Condition(_tracked_lock)
+_spawning = 0  # spawns between Popen and tracking; cleanup waits for them
+_closed = False  # set by the exit-time cleanup: later spawns are killed at once
+SPAWN_SETTLE_TIMEOUT_S = 2.0
+
+
+def track_pid(pid: int) -> None:
+    with _tracked_lock:
+        _tracked.add(pid)
+
+
+def untrack_pid(pid: int) -> None:
+    with _tracked_lock:
+        _tracked.discard(pid)
+
+
+def tracked_pids() -> frozenset[int]:
+    with _tracked_lock:
+        return frozenset(_tracked)
+
+
+def _begin_spawn() -> None:
+    global _spawning
+    with _tracked_cond:
+        if _closed:
+            raise ToolAborted(STATUS_ABORTED)
+        _spawning += 1
+
+
+def _end_spawn(pid: int | None) -> bool:
+    """Register a spawned pid; False (and the group SIGKILLed) when cleanup already ran."""
+    global _spawning
+    with _tracked_cond:
+        _spawning -= 1
+        _tracked_cond.notify_all()
+        if pid is None:
+            return True
+        if not _closed:
+            _tracked.add(pid)
+            return True
+    _kill_tree_now(pid)
+    return False
+
+
+def kill_all_tracked(*, final: bool = False) -> None:
+    """SIGKILL every tracked process group at once (emergency cleanup; no grace period).
+
+    Spawns in progress are waited for (bounded), so a command whose process exists but is not yet
+    registered is not missed. ``final`` (the ``atexit`` run) also kills any later spawn at once.
+    """
+    global _closed
+    with _tracked_cond:
+        if final:
+            _closed = True
+        _tracked_cond.wait_for(lambda: _spawning == 0, SPAWN_SETTLE_TIMEOUT_S)
+        pids = list(_tracked)
+        _tracked.clear()
+    for pid in pids:
+        _kill_tree_now(pid)
+
+
+def _emergency_cleanup() -> None:
+    kill_all_tracked(final=True)
+
+
+atexit.register(_emergency_cleanup)
+
+
+# -- pure helpers ---------------------------------------------------------------------------
+
+def timer_delay_ms(timeout_s: float) -> float:
+    """``timeout * 1000`` with Node's overflow rule (a delay above 2^31-1 ms fires after 1 ms)."""
+    delay = timeout_s * 1000
+    return OVERFLOW_TIMER_DELAY_MS if delay > MAX_TIMER_DELAY_MS else delay
+
+
+def timeout_armed(timeout: float | None) -> bool:
+    """The engine timer is armed only when ``timeout`` is defined and ``> 0``."""
+    return timeout is not None and not math.isnan(timeout) and timeout > 0
+
+
+def cwd_missing_message(cwd: str, profile: Profile) -> str:
+    template = CWD_MISSING_REFERENCE if profile.patch(PATCH_SHELL_WINDOWS_POWERSHELL) else CWD_MISSING_UPSTREAM
+    return template.format(cwd=cwd)
+
+
+def spawn_error_message(argv0: str, exc: OSError) -> str:
+    """Node's ``spawn <file> <CODE>``."""
+    return f"spawn {argv0} {error_code(exc) or 'UNKNOWN'}"
+
+
+def taskkill_argv(pid: int, *, force: bool, env: Mapping[str, str], hardened: bool) -> list[str]:
+    """``taskkill [/F] /T /PID <pid>``; with ``bash.win-taskkill`` the executable comes from
+    ``SystemRoot``/``windir`` (``<root>\\System32\\taskkill.exe``)."""
+    exe = "taskkill"
+    if hardened:
+        root = env.get("SystemRoot") or env.get("SYSTEMROOT") or env.get("windir") or env.get("WINDIR")
+        if root:
+            exe = root.rstrip("\\/") + "\\System32\\taskkill.exe"
+    return [exe, *(["/F"] if force else []), "/T", "/PID", str(pid)]
+
+
+def exit_code_of(returncode: int | None) -> int | None:
+    """Python's negative return code (killed by a signal) is Node's ``null`` exit code."""
+    if returncode is None or returncode < 0:
+        return None
+    return returncode
+
+
+# -- killing --------------------------------------------------------------------------------
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.kill(pid, sig)
+
+
+def _group_exists(pid: int) -> bool:
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # EPERM: something with that pgid exists
+    return True
+
+
+def _kill_tree_now(pid: int) -> None:
+    if sys.platform == "win32":
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            subprocess.run(taskkill_argv(pid, force=True, env=os.environ, hardened=True),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        return
+    _signal_group(pid, signal.SIGKILL)
+
+
+def _windows_terminate(pid: int, force: bool, env: Mapping[str, str], profile: Profile) -> None:
+    hardened = profile.patch(PATCH_BASH_WIN_TASKKILL)
+    try:
+        subprocess.run(taskkill_argv(pid, force=force, env=env, hardened=hardened),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.SubprocessError):
+        if hardened:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM if not force else getattr(signal, "SIGKILL", signal.SIGTERM))
+
+
+def start_kill_sequence(pid: int, profile: Profile, env: Mapping[str, str]) -> threading.Timer | None:
+    """Begin terminating the process tree of ``pid`` (spec §8.6). Returns the escalation timer.
+
+    Graceful (patch ``bash.graceful-kill``): SIGTERM to the group now; SIGKILL to the group after
+    the grace period unless ``killpg(pid, 0)`` reports the group gone. Upstream: SIGKILL now.
+    """
+    graceful = profile.patch(PATCH_BASH_GRACEFUL_KILL)
+    grace_s = profile.bash_term_grace_ms / 1000
+    if sys.platform == "win32":
+        if not graceful:
+            _windows_terminate(pid, True, env, profile)
+            return None
+        _windows_terminate(pid, False, env, profile)
+        timer = threading.Timer(grace_s, _windows_terminate, args=(pid, True, env, profile))
+        timer.daemon = True
+        timer.start()
+        return timer
+    if not graceful:
+        _signal_group(pid, signal.SIGKILL)
+        return None
+    _signal_group(pid, signal.SIGTERM)
+
+    def escalate() -> None:
+        try:
+            if _group_exists(pid):
+                _signal_group(pid, signal.SIGKILL)
+        finally:
+            untrack_pid(pid)
+
+    track_pid(pid)  # stays tracked until the escalation has run
+    timer = threading.Timer(grace_s, escalate)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+# -- the run --------------------------------------------------------------------------------
+
+def _spawn(argv: list[str], cwd: str, env: Mapping[str, str], stdin_text: str | None) -> subprocess.Popen[bytes]:
+    kwargs: dict[str, Any] = {}
+    if sys.platform == "win32":
+        kwargs["creationflags"] = getattr(subprocess, "CREATE_NO_WINDOW", 0) | getattr(
+            subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
+    else:
+        kwargs["start_new_session"] = True
+    try:
+        return subprocess.Popen(
+            argv, cwd=cwd, env=dict(env),
+            stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, **kwargs,
+        )
+    except OSError as exc:
+        raise ToolError(spawn_error_message(argv[0], exc)) from exc
+
+
+def _feed_stdin(pipe: IO[bytes], text: str) -> None:
+    try:
+        pipe.write(text.encode("utf-8"))
+    except OSError:
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            pipe.close()
+
+
+class _PosixReader:
+    """Reads both pipes with a selector on the calling thread, so closing them is safe."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        import selectors
+
+        self._sel = selectors.DefaultSelector()
+        self._files: dict[int, tuple[IO[bytes], str]] = {}
+        for f, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
+            assert f is not None
+            self._files[f.fileno()] = (f, name)
+            self._sel.register(f.fileno(), selectors.EVENT_READ, name)
+
+    @property
+    def open_streams(self) -> int:
+        return len(self._files)
+
+    def read(self, wait_s: float) -> list[tuple[str, bytes]]:
+        if not self._files:
+            time.sleep(wait_s)
+            return []
+        out: list[tuple[str, bytes]] = []
+        for key, _ in self._sel.select(max(0.0, wait_s)):
+            fd = int(key.fd)
+            try:
+                data = os.read(fd, READ_CHUNK_BYTES)
+            except OSError:
+                data = b""
+            if data:
+                out.append((self._files[fd][1], data))
+            else:
+                self._close(fd)
+        return out
+
+    def _close(self, fd: int) -> None:
+        f, _ = self._files.pop(fd)
+        self._sel.unregister(fd)
+        with contextlib.suppress(OSError):
+            f.close()
+
+    def close(self) -> None:
+        for fd in list(self._files):
+            self._close(fd)
+        self._sel.close()
+
+
+class _ThreadReader:
+    """Windows: one thread per pipe feeding a queue (selectors do not support pipes there)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self._q: queue.Queue[tuple[str, bytes]] = queue.Queue()
+        self._open = 2
+        self._closed = threading.Event()
+        for f, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
+            assert f is not None
+            threading.Thread(target=self._pump, args=(f, name), daemon=True).start()
+
+    def _pump(self, f: IO[bytes], name: str) -> None:
+        while not self._closed.is_set():
+            try:
+                data = f.read(READ_CHUNK_BYTES)
+            except (OSError, ValueError):
+                data = b""
+            self._q.put((name, data))
+            if not data:
+                return
+
+    @property
+    def open_streams(self) -> int:
+        return self._open
+
+    def read(self, wait_s: float) -> list[tuple[str, bytes]]:
+        out: list[tuple[str, bytes]] = []
+        try:
+            item = self._q.get(timeout=max(0.0, wait_s))
+        except queue.Empty:
+            return out
+        while True:
+            name, data = item
+            if data:
+                out.append((name, data))
+            else:
+                self._open -= 1
+            try:
+                item = self._q.get_nowait()
+            except queue.Empty:
+                return out
+
+    def close(self) -> None:
+        self._closed.set()
+
+
+def _build_argv(command: str, cwd: str, env: Mapping[str, str], profile: Profile,
+                abort: threading.Event) -> tuple[list[str], str | None, dict[str, str]]:
+    from tools_impl.bash.shell import SHELL_TYPE_BASH, get_shell_config
+
+    shell = get_shell_config(profile, env)
+    if shell.type == SHELL_TYPE_BASH:
+        return [shell.shell, *shell.args, command], None, {}
+    from tools_impl.bash.powershell import prepare_invocation  # PowerShell launchers, spec §8.14
+
+    inv = prepare_invocation(shell, command, cwd=cwd, env=env, profile=profile, abort=abort)
+    return list(inv.argv), inv.stdin_text, dict(inv.env_additions)
+
+
+def run_command(
+    command: str,
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    profile: Profile,
+    timeout: float | None,
+    abort: threading.Event,
+    spawn_hook: SpawnHook | None = None,
+    on_data: DataCallback | None = None,
+    on_spawn: Callable[[int], None] | None = None,
+    on_update: UpdateCallback | None = None,
+) -> EngineResult:
+    """Run ``command`` in a fresh shell (see the module docstring for the full contract).
+
+    ``env`` is the engine's environment base (``engine_env``); ``spawn_hook`` may rewrite command,
+    cwd and env before the spawn; ``on_data`` receives decoded output text in arrival order;
+    ``on_spawn`` receives the pid (= pgid) once the process exists; ``on_update`` receives the
+    streaming updates of §8.8 (one empty update at start, then ``formatOutput(snapshot, "")``
+    at most once per ``Profile.bash_update_throttle_ms``).
+    """
+    inputs = SpawnInputs(command, cwd, dict(env))
+    if spawn_hook is not None:
+        inputs = spawn_hook(inputs)
+    argv, stdin_text, env_additions = _build_argv(inputs.command, inputs.cwd, inputs.env, profile, abort)
+    if not os.path.exists(inputs.cwd):
+        raise ToolError(cwd_missing_message(inputs.cwd, profile))
+    if abort.is_set():
+        raise ToolAborted(STATUS_ABORTED)
+    spawn_env = {**inputs.env, **env_additions}
+    acc = OutputAccumulator(
+        env=inputs.env,
+        prefix=profile.full_output_prefix,
+        max_lines=profile.engine_max_lines,
+        max_bytes=profile.engine_max_bytes,
+        separate_decoders=profile.patch(PATCH_BASH_PARENT_DEATH_GUARD),
+    )
+    _begin_spawn()
+    try:
+        proc = _spawn(argv, inputs.cwd, spawn_env, stdin_text)
+    except BaseException:
+        _end_spawn(None)
+        raise
+    pid = proc.pid
+    _end_spawn(pid)
+    escalation: threading.Timer | None = None
+    state = _RunState()
+    try:
+        if on_spawn is not None:
+            on_spawn(pid)
+        if stdin_text is not None and proc.stdin is not None:
+            threading.Thread(target=_feed_stdin, args=(proc.stdin, stdin_text), daemon=True).start()
+        if on_update is not None:
+            on_update(EngineResult("", None, None))
+        escalation = _read_until_complete(proc, acc, state, profile, inputs.env, timeout, abort, on_data,
+                                          on_update)
+    finally:
+        acc.close()
+        if escalation is None:
+            untrack_pid(pid)
+    tail = acc.finish()
+    if tail and on_data is not None:
+        on_data(tail)
+    snap = acc.snapshot()
+    if abort.is_set():
+        raise ToolAborted(append_status(format_output(snap, "").text, STATUS_ABORTED))
+    if state.timed_out:
+        assert timeout is not None
+        status = STATUS_TIMEOUT.format(seconds=js_number(timeout))
+        raise ToolError(append_status(format_output(snap, "").text, status))
+    out = format_output(snap, EMPTY_OUTPUT)
+    if state.exit_code is not None and state.exit_code != 0:
+        raise CommandExitError(append_status(out.text, STATUS_EXIT.format(code=state.exit_code)), state.exit_code)
+    details = dict(out.details) if out.details else None
+    if profile.patch(PATCH_ENGINE_EXEC_FACTS):
+        facts = acc.stream_facts()
+        details = details or {}
+        details["processOutput"] = {
+            "stdout": facts.stdout,
+            "stderr": facts.stderr,
+            "exitCode": state.exit_code,
+            "interrupted": state.exit_code is None,
+            "stdoutTruncated": facts.stdout_truncated,
+            "stderrTruncated": facts.stderr_truncated,
+            "rawOutputPath": snap.full_output_path,
+        }
+    return EngineResult(out.text, details, state.exit_code)
+
+
+def _read_until_complete(
+    proc: subprocess.Popen[bytes],
+    acc: OutputAccumulator,
+    state: _RunState,
+    profile: Profile,
+    env: Mapping[str, str],
+    timeout: float | None,
+    abort: threading.Event,
+    on_data: DataCallback | None,
+    on_update: UpdateCallback | None = None,
+) -> threading.Timer | None:
+    reader: _PosixReader | _ThreadReader = _PosixReader(proc) if sys.platform != "win32" else _ThreadReader(proc)
+    start = time.monotonic()
+    deadline = start + timer_delay_ms(timeout) / 1000 if timeout is not None and timeout_armed(timeout) else None
+    grace_s = profile.bash_exit_stdio_grace_ms / 1000
+    exit_at: float | None = None
+    escalation: threading.Timer | None = None
+    throttle_s = profile.bash_update_throttle_ms / 1000
+    last_update = start
+    dirty = False
+    try:
+        while True:
+            now = time.monotonic()
+            if not state.kill_started:
+                if abort.is_set():
+                    state.kill_started = True
+                elif deadline is not None and now >= deadline:
+                    state.timed_out = True
+                    state.kill_started = True
+                if state.kill_started:
+                    escalation = start_kill_sequence(proc.pid, profile, env)
+            if exit_at is None and proc.poll() is not None:
+                exit_at = now
+                state.exited = True
+                state.exit_code = exit_code_of(proc.returncode)
+            if exit_at is not None and (reader.open_streams == 0 or now - exit_at >= grace_s):
+                if reader.open_streams:
+                    _drain_available(reader, acc, on_data)
+                return escalation
+            wait = POLL_INTERVAL_S
+            if deadline is not None and not state.kill_started:
+                wait = min(wait, max(0.0, deadline - now))
+            if exit_at is not None:
+                wait = min(wait, max(0.0, exit_at + grace_s - now))
+            for stream, data in reader.read(wait):
+                dirty = True
+                text = acc.push(data, stream)
+                if text and on_data is not None:
+                    on_data(text)
+            if on_update is not None and dirty and time.monotonic() - last_update >= throttle_s:
+                last_update = time.monotonic()
+                dirty = False
+                out = format_output(acc.snapshot(), "")
+                on_update(EngineResult(out.text, out.details, None))
+    finally:
+        reader.close()
+
+
+def _drain_available(reader: _PosixReader | _ThreadReader, acc: OutputAccumulator,
+                     on_data: DataCallback | None) -> None:
+    """Take the output that is already waiting in the pipes, without waiting for more."""
+    budget = FINAL_DRAIN_MAX_BYTES
+    while budget > 0 and reader.open_streams:
+        chunks = reader.read(0.0)
+        if not chunks:
+            return
+        for stream, data in chunks:
+            budget -= len(data)
+            text = acc.push(data, stream)
+            if text and on_data is not None:
+                on_data(text)
+
+
+# -- environment ----------------------------------------------------------------------------
+
+def engine_env(env: Mapping[str, str], home: str, platform: str = sys.platform) -> dict[str, str]:
+    """§8.5 step 1: a copy of the tools' environment with ``<agentDir>/bin`` in front of PATH."""
+    from tools_impl.bash.shell import engine_bin_dir, prepend_engine_bin
+
+    return prepend_engine_bin(dict(env), engine_bin_dir(env, home), platform)
+
+
+def sanitizing_hook(policy: Any, profile: Profile, removed_sink: list[str]) -> SpawnHook:
+    """The wrapper's spawn hook (spec §8.11.3): sanitise the env and record the removed names."""
+    from tools_impl.bash.env_sanitize import sanitize_bash_subprocess_env
+
+    def hook(inputs: SpawnInputs) -> SpawnInputs:
+        res = sanitize_bash_subprocess_env(inputs.env, policy, profile)
+        removed_sink[:] = list(res.removed)
+        return SpawnInputs(inputs.command, inputs.cwd, dict(res.env))
+
+    return hook

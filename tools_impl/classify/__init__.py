@@ -1,0 +1,1 @@
+"""The ``classify`` op: the Claude Code bash permission profile."""

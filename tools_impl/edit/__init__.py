@@ -1,0 +1,1 @@
+"""The ``edit`` tool: the wrapper, the pi edit engine with MiniMax's patches, fuzzy normalisation."""

@@ -1,0 +1,388 @@
+"""The pi edit engine with MiniMax's patches (spec §4.5–§4.8, §4.10).
+
+``apply_edits`` is the pure matching-and-splicing algorithm on LF-normalised, BOM-less content;
+``engine_edit`` is the I/O around it: input validation, path resolution, the per-file mutation
+queue, the access check, BOM and line-ending handling, the atomic write-back and the receipts.
+``prepare_arguments`` is pi's legacy input shim, applied only by a host that calls it.
+
+Patch ``edit.fuzzy-span`` on (reference): only the mapped span of a fuzzy hit is replaced, the
+disproportion guard applies and messages carry ``RELOAD_HINT`` / ``matchLines``. Off (upstream):
+any fuzzy hit rewrites the whole content in normalised form (§4.10). ``edit.fidelity-guard``
+matters only with ``edit.fuzzy-span`` on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+from tools_impl.core.context import ToolContext
+from tools_impl.core.errors import ToolError
+from tools_impl.core.profile import (
+    PATCH_EDIT_DIFF_BOUNDS,
+    PATCH_EDIT_FIDELITY_GUARD,
+    PATCH_EDIT_FUZZY_SPAN,
+    Profile,
+)
+from tools_impl.core.result import JsonDict, ToolResult, text_result
+from tools_impl.edit import fuzzy
+from tools_impl.js.node_errors import EISDIR_READ_MESSAGE, error_code, node_error_message
+from tools_impl.js.text import js_trim, js_utf8
+from tools_impl.shared.line_diff import DiffBounds, compute_receipts
+from tools_impl.shared.mutation_queue import file_mutation
+from tools_impl.shared.paths import engine_resolve
+
+TOOL_NAME = "edit"
+BOM = "\ufeff"
+RELOAD_HINT = (
+    "If oldText was written from memory or an earlier read, the file may have changed since - "
+    "use the read tool to reload it before retrying."
+)
+INVALID_INPUT_MESSAGE = "Edit tool input is invalid. edits must contain at least one replacement."
+# How many duplicate start lines the duplicate error lists before ", ...".
+MATCH_LINES_SHOWN = 3
+# Disproportion guard (§4.6 3e): a fuzzy span is refused when it covers at least
+# max(oldLines + EXTRA_LINES, oldLines * LINE_FACTOR) lines, or (multi-line oldText) more than
+# max(len(old.trim()) + EXTRA_CHARS, len(old.trim()) * CHAR_FACTOR) trimmed chars.
+DISPROPORTION_EXTRA_LINES = 3
+DISPROPORTION_LINE_FACTOR = 2
+DISPROPORTION_EXTRA_CHARS = 500
+DISPROPORTION_CHAR_FACTOR = 4
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One replacement as the engine receives it."""
+
+    old_text: str
+    new_text: str
+
+
+@dataclass(frozen=True)
+class EditOutcome:
+    """``base`` is the content the edits were spliced into (the normalised whole text after an
+    upstream fuzzy hit, else the input); ``new`` is the result. Receipts diff ``base`` → ``new``."""
+
+    base: str
+    new: str
+
+
+# -- messages (§4.8) -------------------------------------------------------------------------
+
+
+def _not_found(path: str, i: int, n: int, hint: bool) -> ToolError:
+    tail = f" {RELOAD_HINT}" if hint else ""
+    if n == 1:
+        return ToolError(
+            f"Could not find the exact text in {path}. The old text must match exactly including all "
+            f"whitespace and newlines.{tail}"
+        )
+    return ToolError(
+        f"Could not find edits[{i}] in {path}. The oldText must match exactly including all whitespace "
+        f"and newlines.{tail}"
+    )
+
+
+def match_lines_text(lines: Sequence[int], total: int) -> str:
+    """`` Matches start at lines 1, 5, 9, ....`` — empty when there are no lines."""
+    if not lines:
+        return ""
+    more = ", ..." if total > MATCH_LINES_SHOWN else ""
+    return f" Matches start at lines {', '.join(str(x) for x in lines)}{more}."
+
+
+def _duplicate(path: str, i: int, n: int, count: int, match_lines: str) -> ToolError:
+    if n == 1:
+        return ToolError(
+            f"Found {count} occurrences of the text in {path}.{match_lines} The text must be unique. "
+            "Please provide more context to make it unique."
+        )
+    return ToolError(
+        f"Found {count} occurrences of edits[{i}] in {path}.{match_lines} Each oldText must be unique. "
+        "Please provide more context to make it unique."
+    )
+
+
+def _disproportionate(path: str, i: int, n: int) -> ToolError:
+    target = "the text" if n == 1 else f"edits[{i}]"
+    return ToolError(
+        f"Refusing to replace {target} in {path}: the fuzzy match spans far more text than oldText. "
+        "Provide a more exact oldText (copy it from the file, including whitespace)."
+    )
+
+
+def _empty_old_text(path: str, i: int, n: int) -> ToolError:
+    if n == 1:
+        return ToolError(f"oldText must not be empty in {path}.")
+    return ToolError(f"edits[{i}].oldText must not be empty in {path}.")
+
+
+def _no_change(path: str, n: int) -> ToolError:
+    if n == 1:
+        return ToolError(
+            f"No changes made to {path}. The replacement produced identical content. This might indicate "
+            "an issue with special characters or the text not existing as expected."
+        )
+    return ToolError(f"No changes made to {path}. The replacements produced identical content.")
+
+
+def _overlap(path: str, a: int, b: int) -> ToolError:
+    return ToolError(
+        f"edits[{a}] and edits[{b}] overlap in {path}. Merge them into one edit or target disjoint regions."
+    )
+
+
+# -- pure algorithm ----------------------------------------------------------------------------
+
+
+def normalize_to_lf(text: str) -> str:
+    """``\\r\\n`` → ``\\n``, then any remaining ``\\r`` → ``\\n``."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def count_occurrences(haystack: str, needle: str) -> tuple[int, list[int]]:
+    """JavaScript ``haystack.split(needle).length - 1`` and the 1-based start lines of the first
+    three occurrences (non-overlapping, left to right; JavaScript strings)."""
+    pieces = fuzzy.js_split(haystack, needle)
+    count = len(pieces) - 1
+    lines: list[int] = []
+    offset = 0
+    for k in range(min(count, MATCH_LINES_SHOWN)):
+        offset += len(pieces[k]) + (len(needle) if k else 0)
+        lines.append(haystack.count("\n", 0, offset) + 1)
+    return count, lines
+
+
+def is_disproportionate(matched: str, old: str) -> bool:
+    """The disproportion guard of §4.6 3e (chars are UTF-16 units of JavaScript strings)."""
+    matched_lines = matched.count("\n") + 1
+    old_lines = old.count("\n") + 1
+    if matched_lines >= max(old_lines + DISPROPORTION_EXTRA_LINES, old_lines * DISPROPORTION_LINE_FACTOR):
+        return True
+    if old_lines > 1:
+        old_len = len(js_trim(old))
+        limit = max(old_len + DISPROPORTION_EXTRA_CHARS, old_len * DISPROPORTION_CHAR_FACTOR)
+        return len(js_trim(matched)) > limit
+    return False
+
+
+@dataclass(frozen=True)
+class _Span:
+    start: int
+    length: int
+    index: int
+    new_text: str
+
+
+def _splice(base: str, spans: list[_Span], path: str) -> str:
+    ordered = sorted(spans, key=lambda s: s.start)
+    for prev, cur in pairwise(ordered):
+        if prev.start + prev.length > cur.start:
+            raise _overlap(path, prev.index, cur.index)
+    out = base
+    for span in reversed(ordered):
+        out = out[: span.start] + span.new_text + out[span.start + span.length :]
+    return out
+
+
+def _apply_reference(content: str, olds: list[str], news: list[str], path: str, guard: bool) -> str:
+    n = len(olds)
+    index = fuzzy.build_line_index(content)
+    norm_content = index.normalised_text
+    spans: list[_Span] = []
+    for i, old in enumerate(olds):
+        normalised_old = fuzzy.norm(old)
+        used_fuzzy = False
+        idx = content.find(old)
+        if idx >= 0:
+            start, end = idx, idx + len(old)
+        else:
+            hit = norm_content.find(normalised_old) if normalised_old else -1
+            if hit < 0:
+                raise _not_found(path, i, n, True)
+            start, end = fuzzy.map_span(index, hit, len(normalised_old))
+            if guard and not fuzzy.fidelity_ok(content, start, end, normalised_old):
+                raise _not_found(path, i, n, True)
+            used_fuzzy = True
+        count, lines = count_occurrences(norm_content, normalised_old)
+        if count > 1:
+            raise _duplicate(path, i, n, count, match_lines_text(lines, count))
+        if used_fuzzy and is_disproportionate(content[start:end], old):
+            raise _disproportionate(path, i, n)
+        spans.append(_Span(start, end - start, i, news[i]))
+    return _splice(content, spans, path)
+
+
+def _find_upstream(content: str, old: str) -> tuple[int, int, bool]:
+    """pi's ``fuzzyFindText``: (index, length, used_fuzzy); index -1 when not found."""
+    idx = content.find(old)
+    if idx >= 0:
+        return idx, len(old), False
+    normalised_old = fuzzy.norm_whole(old)
+    hit = fuzzy.norm_whole(content).find(normalised_old)
+    if hit < 0:
+        return -1, 0, False
+    return hit, len(normalised_old), True
+
+
+def _apply_upstream(content: str, olds: list[str], news: list[str], path: str) -> tuple[str, str]:
+    n = len(olds)
+    initial = [_find_upstream(content, old) for old in olds]
+    base = fuzzy.norm_whole(content) if any(used for _, _, used in initial) else content
+    norm_base = fuzzy.norm_whole(base)
+    spans: list[_Span] = []
+    for i, old in enumerate(olds):
+        idx, length, _ = _find_upstream(base, old)
+        if idx < 0:
+            raise _not_found(path, i, n, False)
+        count, _lines = count_occurrences(norm_base, fuzzy.norm_whole(old))
+        if count > 1:
+            raise _duplicate(path, i, n, count, "")
+        spans.append(_Span(idx, length, i, news[i]))
+    return base, _splice(base, spans, path)
+
+
+def apply_edits(content: str, edits: Sequence[Edit], path: str, profile: Profile) -> EditOutcome:
+    """Apply ``edits`` to ``content`` (already LF-normalised and BOM-less), atomically.
+
+    Raises ``ToolError`` with the §4.8 message (wording chosen by ``edit.fuzzy-span``) for an
+    empty ``oldText``, a text not found, a duplicate, a disproportionate fuzzy hit, overlapping
+    edits, or a result identical to the input. ``path`` is only echoed in messages.
+    """
+    n = len(edits)
+    c = fuzzy.js_string(content)
+    olds = [normalize_to_lf(fuzzy.js_string(e.old_text)) for e in edits]
+    news = [normalize_to_lf(fuzzy.js_string(e.new_text)) for e in edits]
+    for i, old in enumerate(olds):
+        if old == "":
+            raise _empty_old_text(path, i, n)
+    if profile.patch(PATCH_EDIT_FUZZY_SPAN):
+        base = c
+        new = _apply_reference(c, olds, news, path, profile.patch(PATCH_EDIT_FIDELITY_GUARD))
+    else:
+        base, new = _apply_upstream(c, olds, news, path)
+    if new == base:
+        raise _no_change(path, n)
+    return EditOutcome(fuzzy.py_string(base), fuzzy.py_string(new))
+
+
+# -- input shaping ----------------------------------------------------------------------------
+
+
+def prepare_arguments(args: Any) -> Any:
+    """pi's legacy input shim: a JSON-string ``edits`` that parses to an array is parsed; string
+    top-level ``oldText`` and ``newText`` are appended to ``edits`` (created if missing) and removed."""
+    if not isinstance(args, Mapping):
+        return args
+    out = dict(args)
+    edits = out.get("edits")
+    if isinstance(edits, str):
+        try:
+            parsed = json.loads(edits)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, list):
+            out["edits"] = parsed
+    old, new = out.get("oldText"), out.get("newText")
+    if isinstance(old, str) and isinstance(new, str):
+        current = out.get("edits")
+        out["edits"] = [*(current if isinstance(current, list) else []), {"oldText": old, "newText": new}]
+        del out["oldText"], out["newText"]
+    return out
+
+
+def parse_edits(edits: Any) -> list[Edit]:
+    """Validate the engine's ``edits`` input (§4.5 step 1)."""
+    if not isinstance(edits, list) or not edits:
+        raise ToolError(INVALID_INPUT_MESSAGE)
+    out: list[Edit] = []
+    for i, item in enumerate(edits):
+        old = item.get("oldText") if isinstance(item, Mapping) else None
+        new = item.get("newText") if isinstance(item, Mapping) else None
+        if not isinstance(old, str) or not isinstance(new, str):
+            # Not specified: pi would fail with a JavaScript TypeError here.
+            raise ToolError(f"Edit tool input is invalid. edits[{i}] must have string oldText and newText.")
+        out.append(Edit(old, new))
+    return out
+
+
+# -- I/O ----------------------------------------------------------------------------------------
+
+
+def detect_crlf(text: str) -> bool:
+    """CRLF when the first ``\\n`` is preceded by ``\\r``; no ``\\n`` at all → LF."""
+    first = text.find("\n")
+    return first > 0 and text[first - 1] == "\r"
+
+
+def encode_utf8(text: str) -> bytes:
+    """UTF-8 as Node writes it: a lone surrogate becomes U+FFFD."""
+    return js_utf8(fuzzy.py_string(text))
+
+
+def _access_code(abs_path: str) -> str | None:
+    """Node ``fs.access(path, R_OK | W_OK)``: ``None`` when allowed, else the error code."""
+    try:
+        os.stat(abs_path)
+    except OSError as exc:
+        return error_code(exc) or "EIO"
+    if os.access(abs_path, os.R_OK | os.W_OK):
+        return None
+    if os.access(abs_path, os.R_OK):
+        try:
+            if os.statvfs(abs_path).f_flag & os.ST_RDONLY:
+                return "EROFS"
+        except (OSError, AttributeError):
+            pass
+    return "EACCES"
+
+
+def engine_edit(path: str, edits: Any, ctx: ToolContext) -> ToolResult:
+    """Run the engine on ``path`` (echoed verbatim in messages) with pi-style ``edits``.
+
+    Raises ``ToolError`` (§4.8 texts, access and OS errors) or ``ToolAborted``; nothing is
+    written unless every edit applies.
+    """
+    parsed = parse_edits(edits)
+    if not isinstance(path, str):
+        raise ToolError("Edit tool input is invalid. path must be a string.")
+    profile = ctx.profile
+    try:
+        abs_path = engine_resolve(path, ctx.root, ctx.home)
+    except ValueError as exc:
+        raise ToolError(f"Could not edit file: {path}. Error: {exc}.") from exc
+    with file_mutation(abs_path):
+        ctx.check_abort()
+        code = _access_code(abs_path)
+        if code is not None:
+            raise ToolError(f"Could not edit file: {path}. Error code: {code}.")
+        ctx.check_abort()
+        try:
+            with open(abs_path, "rb") as fh:
+                raw = fh.read()
+        except IsADirectoryError as exc:
+            raise ToolError(EISDIR_READ_MESSAGE) from exc
+        except OSError as exc:
+            raise ToolError(node_error_message(exc, "open", abs_path)) from exc
+        ctx.check_abort()
+        text = raw.decode("utf-8", "replace")
+        bom = BOM if text.startswith(BOM) else ""
+        text = text[len(bom) :]
+        crlf = detect_crlf(text)
+        outcome = apply_edits(normalize_to_lf(text), parsed, path, profile)
+        body = outcome.new.replace("\n", "\r\n") if crlf else outcome.new
+        try:
+            with open(abs_path, "wb") as fh:
+                fh.write(encode_utf8(bom + body))
+        except OSError as exc:
+            raise ToolError(node_error_message(exc, "open", abs_path)) from exc
+        ctx.check_abort()
+    bounds = DiffBounds(profile.diff_max_edit_length, profile.diff_timeout_ms)
+    details: JsonDict = compute_receipts(
+        path, outcome.base, outcome.new, bounded=profile.patch(PATCH_EDIT_DIFF_BOUNDS), bounds=bounds
+    )
+    return text_result(TOOL_NAME, f"Successfully replaced {len(parsed)} block(s) in {path}.", details)

@@ -1,0 +1,1 @@
+"""The tool protocol: its JSON Schema and the typed message dataclasses shared by server and clients."""

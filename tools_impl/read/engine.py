@@ -1,0 +1,170 @@
+"""The pi engine's ``read`` (spec §2.6 text, §2.7 images): engine path resolution, access check,
+image sniffing, UTF-8 decoding (BOM and CR kept), ``offset``/``limit`` selection with JavaScript
+number semantics, ``truncateHead`` and the engine's three notices.
+
+``select_text`` is the pure part (text in, result out) so it can be property-tested; ``engine_read``
+adds the I/O. Without the wrapper this is the whole tool (upstream pi, §2.10).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tools_impl.core.errors import ToolError
+from tools_impl.core.result import TextBlock, ToolResult
+from tools_impl.js.node_errors import EISDIR_READ_MESSAGE, error_code, node_code_message, node_error_message
+from tools_impl.js.text import format_size, js_number, utf8_len
+from tools_impl.read.media import IMAGE_SNIFF_BYTES, detect_image_mime, image_read_result
+from tools_impl.shared import paths
+from tools_impl.shared.truncation import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncate_head
+
+TOOL_NAME = "read"
+
+Number = int | float
+
+
+@dataclass(frozen=True)
+class TextSelection:
+    """What the engine returns for a text file: the model-visible text and ``details``."""
+
+    text: str
+    details: dict[str, Any] | None
+
+
+def js_slice_bound(index: Number, length: int) -> int:
+    """A JavaScript ``Array#slice`` bound: truncate toward zero, negative counts from the end, clamp."""
+    if isinstance(index, float):
+        if math.isnan(index):
+            return 0
+        if math.isinf(index):
+            return length if index > 0 else 0
+        index = math.trunc(index)
+    if index < 0:
+        return max(length + index, 0)
+    return min(index, length)
+
+
+def js_slice(items: list[str], start: Number, end: Number | None = None) -> list[str]:
+    n = len(items)
+    s = js_slice_bound(start, n)
+    e = n if end is None else js_slice_bound(end, n)
+    return items[s:e] if e > s else []
+
+
+def select_text(
+    text: str,
+    path: str,
+    offset: Number | None,
+    limit: Number | None,
+    *,
+    max_lines: int = DEFAULT_MAX_LINES,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> TextSelection:
+    """Steps 6–11 of spec §2.6 on decoded ``text``. ``path`` is the caller's string (``sed`` hint).
+
+    Raises ``ToolError`` ``Offset N is beyond end of file (M lines total)``.
+    """
+    all_lines = text.split("\n")
+    total_file_lines = len(all_lines)
+    start_line: Number = max(0, offset - 1) if offset else 0
+    start_display = start_line + 1
+    if start_line >= total_file_lines:
+        raise ToolError(
+            f"Offset {js_number(offset if offset is not None else 0)} is beyond end of file ({total_file_lines} lines total)"
+        )
+    user_limited: Number | None = None
+    if limit is not None:
+        end_line = min(start_line + limit, total_file_lines)
+        selection = "\n".join(js_slice(all_lines, start_line, end_line))
+        user_limited = end_line - start_line
+    else:
+        selection = "\n".join(js_slice(all_lines, start_line))
+    trunc = truncate_head(selection, max_lines, max_bytes)
+    limit_text = format_size(max_bytes)
+    if trunc.first_line_exceeds_limit:
+        first = all_lines[js_slice_bound(start_line, total_file_lines)]
+        size = format_size(utf8_len(first))
+        out = (
+            f"[Line {js_number(start_display)} is {size}, exceeds {limit_text} limit. "
+            f"Use bash: sed -n '{js_number(start_display)}p' {path} | head -c {max_bytes}]"
+        )
+        return TextSelection(out, {"truncation": trunc.to_json()})
+    if trunc.truncated:
+        end = start_display + trunc.output_lines - 1
+        where = f"{js_number(start_display)}-{js_number(end)} of {total_file_lines}"
+        if trunc.truncated_by == "lines":
+            notice = f"[Showing lines {where}. Use offset={js_number(end + 1)} to continue.]"
+        else:
+            notice = f"[Showing lines {where} ({limit_text} limit). Use offset={js_number(end + 1)} to continue.]"
+        return TextSelection(f"{trunc.content}\n\n{notice}", {"truncation": trunc.to_json()})
+    if user_limited is not None and start_line + user_limited < total_file_lines:
+        remaining = total_file_lines - (start_line + user_limited)
+        next_offset = start_line + user_limited + 1
+        return TextSelection(
+            f"{trunc.content}\n\n[{js_number(remaining)} more lines in file. Use offset={js_number(next_offset)} to continue.]",
+            None,
+        )
+    return TextSelection(trunc.content, None)
+
+
+def _access_error(abs_path: str) -> ToolError | None:
+    """Node's ``access(path, R_OK)`` failure, rendered; ``None`` when readable."""
+    try:
+        os.stat(abs_path)
+    except OSError as exc:
+        return ToolError(node_error_message(exc, "access", abs_path), code=error_code(exc))
+    if not os.access(abs_path, os.R_OK):
+        return ToolError(node_code_message("EACCES", "access", abs_path), code="EACCES")
+    return None
+
+
+def _read_bytes(abs_path: str, limit: int | None = None) -> bytes:
+    if os.path.isdir(abs_path):
+        raise ToolError(EISDIR_READ_MESSAGE, code="EISDIR")
+    try:
+        with open(abs_path, "rb") as fh:
+            return fh.read() if limit is None else fh.read(limit)
+    except IsADirectoryError as exc:
+        raise ToolError(EISDIR_READ_MESSAGE, code="EISDIR") from exc
+    except OSError as exc:
+        raise ToolError(node_error_message(exc, "open", abs_path)) from exc
+
+
+def engine_read(
+    path: str,
+    offset: Number | None,
+    limit: Number | None,
+    *,
+    root: str,
+    home: str,
+    check_abort: Callable[[], None],
+    auto_resize_images: bool = True,
+    image_fallback: bool = True,
+    max_lines: int = DEFAULT_MAX_LINES,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> ToolResult:
+    """pi's read on the caller's ``path`` string. Raises ``ToolError`` (OS errors in Node form,
+    ``Offset … beyond end of file``) and ``ToolAborted`` via ``check_abort``.
+
+    Text → one text block, ``details`` ``{"truncation": …}`` only when truncated, else ``None``.
+    Images (by magic bytes) → ``[text, image]``, ``details`` ``None``.
+    """
+    check_abort()
+    abs_path = paths.engine_resolve_read(path, root, home)
+    err = _access_error(abs_path)
+    if err is not None:
+        raise err
+    sample = _read_bytes(abs_path, IMAGE_SNIFF_BYTES)
+    mime = detect_image_mime(sample)
+    data = _read_bytes(abs_path)
+    check_abort()
+    if mime is not None:
+        return image_read_result(data, mime, auto_resize=auto_resize_images, image_fallback=image_fallback)
+    text = data.decode("utf-8", "replace")
+    sel = select_text(text, path, offset, limit, max_lines=max_lines, max_bytes=max_bytes)
+    check_abort()
+    return ToolResult(TOOL_NAME, (TextBlock(sel.text),), sel.details)
