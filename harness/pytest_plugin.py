@@ -15,14 +15,20 @@ import functools
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-if TYPE_CHECKING:
-    from harness.backends.base import Backend
-    from harness.model.results import ScenarioResult
-    from harness.model.scenario import Scenario
+from harness.backends.base import Backend
+from harness.backends.registry import backend_factory
+from harness.corpus.loader import load_scenario
+from harness.errors import HarnessError, InfrastructureError, ScenarioError
+from harness.model.results import ERROR, FAIL, SKIP, STALE, XFAIL, RunInfo, RunResult, ScenarioResult
+from harness.model.scenario import Scenario
+from harness.report.baseline import apply_baseline, load_baseline
+from harness.run.compare import readable_diff
+from harness.run.runner import run_scenario
+from harness.run.snapshots import snapshot_path
 
 DEFAULT_PATHS = ("scenarios",)
 SNAPSHOT_DIR = "snapshots"
@@ -62,9 +68,6 @@ class ScenarioFile(pytest.File):
     """One scenario YAML file → one test."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from harness.corpus.loader import load_scenario
-        from harness.errors import ScenarioError
-
         try:
             scenario = load_scenario(self.path)
         except ScenarioError as exc:
@@ -101,8 +104,6 @@ class _BackendHolder:
         self.dirty = False
 
     def get(self) -> Backend:
-        from harness.cli import backend_factory
-
         if self.backend is None:
             factory, _ = backend_factory(self.spec)
             self.backend = factory()
@@ -124,8 +125,6 @@ def toolproof_backend(request: pytest.FixtureRequest) -> Iterator[_BackendHolder
 
 
 def _snapshot_hook(request: pytest.FixtureRequest) -> Any:
-    from harness.run.snapshots import snapshot_path
-
     item = request.node
     root = request.config.rootpath / SNAPSHOT_DIR
 
@@ -133,8 +132,6 @@ def _snapshot_hook(request: pytest.FixtureRequest) -> Any:
         snapshot = request.getfixturevalue("snapshot").use_extension(snapshot_extension_class())
         if snapshot(name=name) == actual:
             return None
-        from harness.run.compare import readable_diff
-
         path = snapshot_path(root, item.scenario.id, name)
         try:
             stored = path.read_bytes().decode("utf-8", "surrogateescape")
@@ -148,10 +145,6 @@ def _snapshot_hook(request: pytest.FixtureRequest) -> Any:
 @pytest.fixture
 def toolproof_result(request: pytest.FixtureRequest, toolproof_backend: _BackendHolder) -> ScenarioResult:
     """Runs the scenario (in setup, so infrastructure errors are test errors, not failures)."""
-    from harness.errors import HarnessError, InfrastructureError
-    from harness.model.results import ERROR
-    from harness.run.runner import run_scenario
-
     scenario: Scenario = request.node.scenario
     try:
         backend = toolproof_backend.get()
@@ -166,9 +159,6 @@ def toolproof_result(request: pytest.FixtureRequest, toolproof_backend: _Backend
 
 
 def _scenario_test(request: pytest.FixtureRequest, toolproof_result: ScenarioResult) -> None:
-    from harness.model.results import FAIL, SKIP, STALE, XFAIL, RunInfo, RunResult
-    from harness.report.baseline import apply_baseline, load_baseline
-
     result = toolproof_result
     baseline_path = request.config.getoption("toolproof_baseline")
     if baseline_path:
@@ -185,6 +175,7 @@ def _scenario_test(request: pytest.FixtureRequest, toolproof_result: ScenarioRes
 
 @functools.cache
 def snapshot_extension_class() -> type:
+    # Optional: syrupy is a test extra; the plugin imports it only when a scenario checks a snapshot.
     from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
     class _Extension(SingleFileSnapshotExtension):

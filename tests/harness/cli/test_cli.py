@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import backend_factory, main
+from harness.backends.registry import backend_factory
+from harness.cli import main
 from harness.errors import InfrastructureError, UsageError
 from tests.support.repo import FIXTURES, REPO
 

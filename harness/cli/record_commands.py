@@ -1,0 +1,75 @@
+"""``toolproof record``, ``diff`` and ``merge``: expectations from an implementation, the steps
+two backends disagree on, shard results combined into one."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TextIO
+
+from harness.backends.registry import DEFAULT_BACKEND
+from harness.cli.options import Subparsers, add_backend, add_selection, load_selection
+from harness.cli.progress import run_scenarios
+from harness.corpus.record import record_files
+from harness.model.results import ERROR, EXIT_ERROR, EXIT_FAIL, EXIT_OK
+from harness.report.cross_run_diff import observation_differences
+from harness.report.writers import load_results, merge, write_reports
+
+
+def cmd_record(args: argparse.Namespace, out: TextIO) -> int:
+    scenarios = load_selection(args.paths, args.keyword, args.tag, None)
+    run = run_scenarios(scenarios, args.backend, args.jobs, out, quiet=True)
+    errors = [r for r in run.scenarios if r.status == ERROR]
+    for r in errors:
+        print(f"ERROR {r.id}: {r.message}", file=out)
+    diff = record_files(scenarios, run, write=args.write)
+    out.write(diff or "toolproof: every expectation already matches\n")
+    if diff and not args.write:
+        print("toolproof: not written (pass --write to write it)", file=out)
+    return EXIT_ERROR if errors else EXIT_OK
+
+
+def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
+    scenarios = load_selection(args.paths, args.keyword, args.tag, None)
+    left = run_scenarios(scenarios, args.backend_a, args.jobs, out, quiet=True)
+    right = run_scenarios(scenarios, args.backend_b, args.jobs, out, quiet=True)
+    diffs = observation_differences(left, right, (args.backend_a, args.backend_b))
+    for line in diffs:
+        print(line, file=out)
+    errors = [r for run in (left, right) for r in run.scenarios if r.status == ERROR]
+    for r in errors:
+        print(f"ERROR {r.id}: {r.message}", file=out)
+    print(f"toolproof: {len(diffs)} differing steps between {args.backend_a} and {args.backend_b}", file=out)
+    if errors:
+        return EXIT_ERROR
+    return EXIT_FAIL if diffs else EXIT_OK
+
+
+def cmd_merge(args: argparse.Namespace, out: TextIO) -> int:
+    run = merge([load_results(p) for p in args.results])
+    if not (args.json or args.junit or args.markdown):
+        out.write(run.dumps() + "\n")
+    write_reports(run, junit=args.junit, json_path=args.json, markdown=args.markdown)
+    return run.exit_code
+
+
+def register_cli(subparsers: Subparsers) -> None:
+    """Add ``record``, ``diff`` and ``merge``."""
+    p = subparsers.add_parser("record", help="fill or refresh expectations from an implementation")
+    add_selection(p, shard=False)
+    add_backend(p)
+    p.add_argument("--write", action="store_true", help="write the files (default: show the diff only)")
+    p.set_defaults(func=cmd_record)
+
+    p = subparsers.add_parser("diff", help="run a corpus on two backends and list differing steps")
+    add_selection(p, shard=False)
+    p.add_argument("--backend-a", "-a", default=DEFAULT_BACKEND, metavar="BACKEND")
+    p.add_argument("--backend-b", "-b", required=True, metavar="BACKEND")
+    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N")
+    p.set_defaults(func=cmd_diff)
+
+    p = subparsers.add_parser("merge", help="merge shard JSON results")
+    p.add_argument("results", nargs="+", metavar="RESULTS")
+    p.add_argument("--json", metavar="F")
+    p.add_argument("--junit", metavar="F")
+    p.add_argument("--markdown", metavar="F")
+    p.set_defaults(func=cmd_merge)
