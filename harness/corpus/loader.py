@@ -1,8 +1,9 @@
 """Loading and validating scenario files: YAML → ``Scenario``, reporting every problem of a file
 in one pass as ``file:line: field: what was expected`` (never a traceback).
 
-YAML is composed into nodes first so every mapping key and sequence item keeps its line. Field
-paths count sequence items from 1 (``steps[1]`` is the step whose default id is ``step-1``).
+The document is walked by the shared ``YamlReader`` (harness/corpus/yaml_reader.py), which keeps
+every key's line. Field paths count sequence items from 1 (``steps[1]`` is the step whose default
+id is ``step-1``).
 """
 
 from __future__ import annotations
@@ -10,15 +11,23 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import difflib
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import yaml
 
+from harness.corpus.yaml_reader import (
+    Node,
+    Pairs,
+    YamlReader,
+    parse_yaml_document,
+    problem_line,
+    read_document_text,
+    suggest,
+)
 from harness.errors import ScenarioError, UsageError
 from harness.model.scenario import (
     DEFAULT_NORMALIZERS,
@@ -50,7 +59,6 @@ STATUSES = ("result", "error")
 ERROR_KINDS = ("tool", "aborted", "validation", "protocol", "internal")
 CONTENT_TYPES = ("text", "image")
 SAVE_ROOTS = ("details", "text", "result", "error")
-MAX_MODE = 0o7777
 
 TOP_KEYS = ("id", "title", "tags", "requires", "surface", "profile", "env", "normalize", "workspace",
             "steps", "files", "processes")
@@ -69,193 +77,9 @@ FILE_CHECK_KEYS = ("text", "encoding", "bom", "eol", "base64", "absent", "mode",
 DURATION_KEYS = ("min", "max")
 PROCESS_KEYS = ("left_behind",)
 
-Node = yaml.Node
-Pairs = dict[str, tuple[Node, Node]]
-T = TypeVar("T")
-
-
-def _describe(value: Any, node: Node | None = None) -> str:
-    if isinstance(node, yaml.MappingNode):
-        return "a mapping"
-    if isinstance(node, yaml.SequenceNode):
-        return "a list"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"a boolean ({str(value).lower()})"
-    if isinstance(value, int):
-        return f"an integer ({value})"
-    if isinstance(value, float):
-        return f"a number ({value:g})"
-    if isinstance(value, str):
-        return f"a string ({value!r})"
-    return type(value).__name__
-
-
-def _suggest(word: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-class _Reader:
-    """Walks composed YAML nodes, constructing values and collecting problems."""
-
-    def __init__(self, path: str, loader: yaml.SafeLoader) -> None:
-        self.path = path
-        self.loader = loader
-        self.problems: list[str] = []
-
-    # -- reporting ------------------------------------------------------------------------
-    def problem(self, node: Node | int, field: str, message: str) -> None:
-        line = node if isinstance(node, int) else node.start_mark.line + 1
-        self.problems.append(f"{self.path}:{line}: {field}: {message}")
-
-    def expected(self, node: Node, field: str, what: str) -> None:
-        self.problem(node, field, f"expected {what}, got {_describe(self.value(node), node)}")
-
-    # -- values ---------------------------------------------------------------------------
-    def value(self, node: Node) -> Any:
-        if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
-            return None
-        try:
-            return self.loader.construct_object(node, deep=True)
-        except yaml.YAMLError as exc:
-            return f"<invalid: {exc}>"
-
-    def plain(self, node: Node, field: str) -> Any:
-        """Any JSON-like value (args, details); mapping keys must be strings."""
-        if isinstance(node, yaml.MappingNode):
-            out: dict[str, Any] = {}
-            for k, v in node.value:
-                key = self.value(k)
-                if not isinstance(key, str):
-                    self.problem(k, field, f"expected string keys, got {_describe(key, k)}")
-                    continue
-                out[key] = self.plain(v, f"{field}.{key}")
-            return out
-        if isinstance(node, yaml.SequenceNode):
-            return [self.plain(v, f"{field}[{i}]") for i, v in enumerate(node.value, 1)]
-        value = self.value(node)
-        if not isinstance(value, (str, int, float, bool, type(None))):
-            self.expected(node, field, "a JSON value (string, number, boolean, null, list or mapping)")
-            return None
-        return value
-
-    def mapping(self, node: Node, field: str, allowed: Iterable[str] | None) -> Pairs | None:
-        if not isinstance(node, yaml.MappingNode):
-            self.expected(node, field, "a mapping")
-            return None
-        allowed_list = list(allowed) if allowed is not None else None
-        pairs: Pairs = {}
-        for k, v in node.value:
-            key = self.value(k)
-            sub = f"{field}.{key}" if field else str(key)
-            if not isinstance(key, str):
-                self.problem(k, field or "(document)", f"expected string keys, got {_describe(key, k)}")
-                continue
-            if key in pairs:
-                self.problem(k, sub, f"duplicate key (first at line {pairs[key][0].start_mark.line + 1})")
-                continue
-            if allowed_list is not None and key not in allowed_list:
-                hint = _suggest(key, allowed_list)
-                self.problem(k, sub, "unknown key" + (hint or "; expected one of: " + ", ".join(allowed_list)))
-                continue
-            pairs[key] = (k, v)
-        return pairs
-
-    def sequence(self, node: Node, field: str) -> list[Node] | None:
-        if not isinstance(node, yaml.SequenceNode):
-            self.expected(node, field, "a list")
-            return None
-        return list(node.value)
-
-    def string(self, node: Node, field: str, choices: tuple[str, ...] | None = None,
-               allow_empty: bool = True) -> str | None:
-        value = self.value(node)
-        if not isinstance(node, yaml.ScalarNode) or not isinstance(value, str):
-            if choices:
-                self.expected(node, field, "one of " + ", ".join(choices))
-            else:
-                self.expected(node, field, "a string")
-            return None
-        if choices and value not in choices:
-            self.problem(node, field, f"expected one of {', '.join(choices)}; got {value!r}{_suggest(value, choices)}")
-            return None
-        if not allow_empty and not value:
-            self.problem(node, field, "expected a non-empty string")
-            return None
-        return value
-
-    def boolean(self, node: Node, field: str) -> bool | None:
-        value = self.value(node)
-        if not isinstance(value, bool) or not isinstance(node, yaml.ScalarNode):
-            self.expected(node, field, "a boolean (true or false)")
-            return None
-        return value
-
-    def number(self, node: Node, field: str, minimum: float | None = None) -> float | None:
-        value = self.value(node)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not isinstance(node, yaml.ScalarNode):
-            self.expected(node, field, "a number")
-            return None
-        if minimum is not None and value < minimum:
-            self.problem(node, field, f"expected a number >= {minimum:g}, got {value:g}")
-            return None
-        return float(value)
-
-    def integer(self, node: Node, field: str, minimum: int | None = None) -> int | None:
-        value = self.value(node)
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.expected(node, field, "an integer")
-            return None
-        if minimum is not None and value < minimum:
-            self.problem(node, field, f"expected an integer >= {minimum}, got {value}")
-            return None
-        return value
-
-    def strings(self, node: Node, field: str, choices: tuple[str, ...] | None = None,
-                allow_scalar: bool = False) -> tuple[str, ...] | None:
-        if allow_scalar and isinstance(node, yaml.ScalarNode):
-            one = self.string(node, field, choices)
-            return None if one is None else (one,)
-        items = self.sequence(node, field)
-        if items is None:
-            return None
-        out: list[str] = []
-        for i, item in enumerate(items, 1):
-            s = self.string(item, f"{field}[{i}]", choices)
-            if s is not None:
-                out.append(s)
-        return tuple(out)
-
-    def mode(self, node: Node, field: str) -> int | None:
-        value = self.value(node)
-        if isinstance(value, int) and not isinstance(value, bool):
-            mode = value
-        elif isinstance(value, str) and re.fullmatch(r"(0o|0)?[0-7]{1,4}", value):
-            mode = int(value[2:] if value.startswith("0o") else value, 8)
-        else:
-            self.expected(node, field, "a permission mode (an integer such as 0o644 or a string such as \"0644\")")
-            return None
-        if not 0 <= mode <= MAX_MODE:
-            self.problem(node, field, f"expected a permission mode between 0 and 0o7777, got {mode:#o}")
-            return None
-        return mode
-
-    def rel_path(self, node: Node, field: str) -> str | None:
-        p = self.string(node, field, allow_empty=False)
-        if p is None:
-            return None
-        parts = p.replace("\\", "/").split("/")
-        if p.startswith("/") or re.match(r"^[A-Za-z]:", p) or ".." in parts:
-            self.problem(node, field, f"expected a relative path inside the workspace, got {p!r}")
-            return None
-        return p
-
-
 # -- sections -----------------------------------------------------------------------------------
 
-def _requires(r: _Reader, node: Node, field: str, keys: tuple[str, ...]) -> Requires:
+def _requires(r: YamlReader, node: Node, field: str, keys: tuple[str, ...]) -> Requires:
     pairs = r.mapping(node, field, keys)
     if pairs is None:
         return Requires()
@@ -275,7 +99,7 @@ def _requires(r: _Reader, node: Node, field: str, keys: tuple[str, ...]) -> Requ
     return Requires(**kw)
 
 
-def _text_match(r: _Reader, node: Node, field: str) -> TextMatch | None:
+def _text_match(r: YamlReader, node: Node, field: str) -> TextMatch | None:
     if isinstance(node, yaml.ScalarNode):
         s = r.string(node, field)
         return None if s is None else TextMatch(equals=s)
@@ -305,7 +129,7 @@ def _text_match(r: _Reader, node: Node, field: str) -> TextMatch | None:
     return TextMatch(**kw)
 
 
-def _file_checks(r: _Reader, node: Node, field: str) -> tuple[FileCheck, ...]:
+def _file_checks(r: YamlReader, node: Node, field: str) -> tuple[FileCheck, ...]:
     pairs = r.mapping(node, field, None)
     if pairs is None:
         return ()
@@ -346,7 +170,7 @@ def _file_checks(r: _Reader, node: Node, field: str) -> tuple[FileCheck, ...]:
     return tuple(out)
 
 
-def _b64(r: _Reader, node: Node, field: str) -> bytes | None:
+def _b64(r: YamlReader, node: Node, field: str) -> bytes | None:
     s = r.string(node, field)
     if s is None:
         return None
@@ -357,7 +181,7 @@ def _b64(r: _Reader, node: Node, field: str) -> bytes | None:
         return None
 
 
-def _expectation(r: _Reader, pairs: Pairs, field: str) -> Expectation:
+def _expectation(r: YamlReader, pairs: Pairs, field: str) -> Expectation:
     kw: dict[str, Any] = {}
     for key, (_, v) in pairs.items():
         sub = f"{field}.{key}"
@@ -397,7 +221,7 @@ def _expectation(r: _Reader, pairs: Pairs, field: str) -> Expectation:
     return Expectation(**kw)
 
 
-def _step(r: _Reader, node: Node, index: int, seen_ids: dict[str, int]) -> Step | None:
+def _step(r: YamlReader, node: Node, index: int, seen_ids: dict[str, int]) -> Step | None:
     field = f"steps[{index}]"
     pairs = r.mapping(node, field, STEP_KEYS)
     if pairs is None:
@@ -465,7 +289,7 @@ def _step(r: _Reader, node: Node, index: int, seen_ids: dict[str, int]) -> Step 
                 raw_expect=raw_expect)
 
 
-def _workspace(r: _Reader, node: Node) -> Workspace:
+def _workspace(r: YamlReader, node: Node) -> Workspace:
     pairs = r.mapping(node, "workspace", WORKSPACE_KEYS)
     if pairs is None:
         return Workspace()
@@ -523,7 +347,7 @@ def _workspace(r: _Reader, node: Node) -> Workspace:
     return Workspace(entries=tuple(entries), git=git)
 
 
-def _profile(r: _Reader, node: Node) -> dict[str, Any] | None:
+def _profile(r: YamlReader, node: Node) -> dict[str, Any] | None:
     from tools_impl.core.profile import ALL_PATCHES, Profile
 
     pairs = r.mapping(node, "profile", None)
@@ -539,14 +363,14 @@ def _profile(r: _Reader, node: Node) -> dict[str, Any] | None:
             patches = r.mapping(v, sub, ALL_PATCHES)
             out[key] = {pk: r.boolean(pv, f"{sub}.{pk}") for pk, (_, pv) in (patches or {}).items()}
         elif key not in fields:
-            hint = _suggest(key, ["base", "patches", *fields])
+            hint = suggest(key, ["base", "patches", *fields])
             r.problem(k, sub, "unknown profile field" + hint)
         else:
             out[key] = r.plain(v, sub)
     return out
 
 
-def _env(r: _Reader, node: Node) -> dict[str, str | None]:
+def _env(r: YamlReader, node: Node) -> dict[str, str | None]:
     pairs = r.mapping(node, "env", None) or {}
     out: dict[str, str | None] = {}
     for key, (_, v) in pairs.items():
@@ -558,7 +382,7 @@ def _env(r: _Reader, node: Node) -> dict[str, str | None]:
     return out
 
 
-def _scenario(r: _Reader, root: Node) -> Scenario | None:
+def _scenario(r: YamlReader, root: Node) -> Scenario | None:
     pairs = r.mapping(root, "", TOP_KEYS)
     if pairs is None:
         return None
@@ -610,47 +434,11 @@ def _scenario(r: _Reader, root: Node) -> Scenario | None:
     return Scenario(id=sid, path=r.path, line=line, **kw)
 
 
-def _problem_line(problem: str) -> int:
-    # problems start with "path:line: "; the path itself may contain colons
-    m = re.search(r":(\d+): ", problem)
-    return int(m.group(1)) if m else 0
-
-
-def parse_yaml_document(text: str, path: str, build: Callable[[_Reader, Node], T]) -> tuple[T, list[str]]:
-    """Compose one YAML document and run ``build`` over its root node with a fresh ``_Reader``;
-    returns what ``build`` returned and the problems it collected. A YAML syntax error (at its
-    line) or an empty document raises ``ScenarioError``. Shared by scenario and baseline files."""
-    loader = yaml.SafeLoader(text)
-    try:
-        try:
-            root = loader.get_single_node()
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            line = mark.line + 1 if mark else 1
-            raise ScenarioError([f"{path}:{line}: (yaml): {exc.problem or exc.context}"]) from None
-        except yaml.YAMLError as exc:
-            raise ScenarioError([f"{path}:1: (yaml): {exc}"]) from None
-        if root is None:
-            raise ScenarioError([f"{path}:1: (document): expected a mapping, got an empty file"])
-        r = _Reader(path, loader)
-        return build(r, root), r.problems
-    finally:
-        loader.dispose()
-
-
-def read_document_text(path: str) -> str:
-    """A scenario or baseline file's text; unreadable files raise a one-line ``ScenarioError``."""
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError([f"{path}:1: (file): cannot read: {exc}"]) from None
-
-
 def parse_scenario_text(text: str, path: str) -> Scenario:
     """Parse one scenario document; raises ``ScenarioError`` listing every problem."""
     scenario, problems = parse_yaml_document(text, path, _scenario)
     if problems or scenario is None:
-        raise ScenarioError(sorted(problems, key=_problem_line) or [f"{path}:1: (document): expected a mapping"])
+        raise ScenarioError(sorted(problems, key=problem_line) or [f"{path}:1: (document): expected a mapping"])
     return scenario
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 import yaml
 
-from harness.corpus.loader import Node, _Reader, parse_yaml_document, read_document_text
+from harness.corpus.yaml_reader import Node, YamlReader, parse_yaml_document, read_document_text
 from harness.errors import ScenarioError
 from harness.model.results import ERROR, FAIL, PASS, SKIP, STALE, XFAIL, RunResult, ScenarioResult, StepResult
 
@@ -43,7 +43,7 @@ class Baseline:
         return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
-def _baseline(r: _Reader, root: Node) -> Baseline:
+def _baseline(r: YamlReader, root: Node) -> Baseline:
     pairs = r.mapping(root, "", BASELINE_KEYS) or {}
     impl = ""
     if "implementation" not in pairs:
