@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import dataclasses
 import os
 import re
 from collections.abc import Iterable
@@ -26,7 +25,6 @@ from harness.corpus.yaml_reader import (
     parse_yaml_document,
     problem_line,
     read_document_text,
-    suggest,
 )
 from harness.errors import ScenarioError, UsageError
 from harness.model.scenario import (
@@ -49,6 +47,7 @@ from harness.model.scenario import (
     WorkspaceEntry,
     encode_text,
 )
+from tools_impl.core.profile import ProfileProblem, profile_problems
 
 ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9._/-]*")
 ID_PATTERN_TEXT = "[a-z0-9][a-z0-9._/-]*"
@@ -348,26 +347,26 @@ def _workspace(r: YamlReader, node: Node) -> Workspace:
 
 
 def _profile(r: YamlReader, node: Node) -> dict[str, Any] | None:
-    from tools_impl.core.profile import ALL_PATCHES, Profile
-
+    """The overlay as plain values, checked by the server's own validator (``profile_problems``)
+    so that a scenario accepts exactly what the ``workspace`` op accepts."""
     pairs = r.mapping(node, "profile", None)
     if pairs is None:
         return None
-    fields = [f.name for f in dataclasses.fields(Profile) if f.name != "extra"]
-    out: dict[str, Any] = {}
-    for key, (k, v) in pairs.items():
-        sub = f"profile.{key}"
-        if key == "base":
-            out[key] = r.string(v, sub, ("reference", "upstream"))
-        elif key == "patches":
-            patches = r.mapping(v, sub, ALL_PATCHES)
-            out[key] = {pk: r.boolean(pv, f"{sub}.{pk}") for pk, (_, pv) in (patches or {}).items()}
-        elif key not in fields:
-            hint = suggest(key, ["base", "patches", *fields])
-            r.problem(k, sub, "unknown profile field" + hint)
-        else:
-            out[key] = r.plain(v, sub)
-    return out
+    overlay = {key: r.plain(v, f"profile.{key}") for key, (_, v) in pairs.items()}
+    for problem in profile_problems(overlay):
+        r.problem(_overlay_node(pairs, problem), problem.field, problem.message)
+    return overlay
+
+
+def _overlay_node(pairs: Pairs, problem: ProfileProblem) -> Node:
+    """The YAML node a profile problem is about: the key or its value, one or two levels deep."""
+    key_node, value_node = pairs[problem.key[0]]
+    for name in problem.key[1:]:
+        if not isinstance(value_node, yaml.MappingNode):
+            break
+        key_node, value_node = next(((k, v) for k, v in value_node.value if k.value == name),
+                                    (key_node, value_node))
+    return value_node if problem.in_value else key_node
 
 
 def _env(r: YamlReader, node: Node) -> dict[str, str | None]:

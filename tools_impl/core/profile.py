@@ -8,6 +8,8 @@ numbers inside tool logic.
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -229,43 +231,103 @@ REFERENCE = Profile()
 UPSTREAM_PI = Profile(name="pi-upstream", wrapper=False, patches=frozenset())
 
 
-def profile_from_json(obj: Mapping[str, object] | None, base: Profile = REFERENCE) -> Profile:
-    """Build a profile from a JSON overlay: ``{"base": "reference"|"upstream", "patches": {tag: bool}, <field>: value}``.
+# The profile overlay of a scenario (``profile:``) and of the ``workspace`` op: one validator for
+# both, so the loader and the server accept exactly the same words.
+PROFILE_BASES: dict[str, Profile] = {"reference": REFERENCE, "upstream": UPSTREAM_PI}
+OVERLAY_KEYS: tuple[str, ...] = ("base", "patches")
+_NOT_OVERLAY_FIELDS = ("patches", "extra")  # set through "patches", or not settable at all
 
-    Raises ``ValueError`` naming the offending key.
+
+@dataclass(frozen=True)
+class ProfileProblem:
+    """One problem of a profile overlay. ``key`` is the offending key's path in the overlay
+    (``("patches", "edit.fuzzy-spam")``); ``in_value`` says whether the problem is its value (else
+    the key itself); ``field`` is what the message names (``profile.patches``)."""
+
+    key: tuple[str, ...]
+    field: str
+    message: str
+    in_value: bool = True
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}"
+
+
+def _suggestion(word: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _expected_type(hint: object, value: object) -> str | None:
+    """What a field of type ``hint`` expects, or ``None`` if ``value`` fits."""
+    if hint is bool:
+        return None if isinstance(value, bool) else "a boolean"
+    if hint is int:
+        return None if isinstance(value, int) and not isinstance(value, bool) else "an integer"
+    if hint is float:
+        return None if isinstance(value, (int, float)) and not isinstance(value, bool) else "a number"
+    if hint is str:
+        return None if isinstance(value, str) else "a string"
+    if hint == (str | None):
+        return None if value is None or isinstance(value, str) else "a string or null"
+    if typing.get_origin(hint) is tuple:
+        ok = isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+        return None if ok else "a list of strings"
+    return None
+
+
+def profile_problems(obj: Mapping[str, object]) -> list[ProfileProblem]:
+    """Every problem of a profile overlay ``{"base": "reference"|"upstream", "patches": {toggle:
+    bool}, <field>: value}``, in key order; empty if it is valid."""
+    problems: list[ProfileProblem] = []
+    hints = typing.get_type_hints(Profile)
+    fields = [f.name for f in dataclasses.fields(Profile) if f.name not in _NOT_OVERLAY_FIELDS]
+    for key, value in obj.items():
+        if key == "base":
+            if not isinstance(value, str) or value not in PROFILE_BASES:
+                hint = _suggestion(value, PROFILE_BASES) if isinstance(value, str) else ""
+                problems.append(ProfileProblem(("base",), "profile.base",
+                                               f"expected one of {', '.join(PROFILE_BASES)}; got {value!r}{hint}"))
+        elif key == "patches":
+            if not isinstance(value, Mapping):
+                problems.append(ProfileProblem(("patches",), "profile.patches",
+                                               "expected a mapping of patch toggle to boolean"))
+                continue
+            for name, on in value.items():
+                if name not in ALL_PATCHES:
+                    problems.append(ProfileProblem(
+                        ("patches", str(name)), "profile.patches",
+                        f"unknown patch toggle {name!r}{_suggestion(str(name), ALL_PATCHES)}", in_value=False))
+                elif not isinstance(on, bool):
+                    problems.append(ProfileProblem(("patches", name), f"profile.patches.{name}",
+                                                   f"expected a boolean, got {on!r}"))
+        elif key not in fields:
+            problems.append(ProfileProblem((key,), f"profile.{key}",
+                                           "unknown profile field" + _suggestion(key, [*OVERLAY_KEYS, *fields]),
+                                           in_value=False))
+        else:
+            expected = _expected_type(hints[key], value)
+            if expected is not None:
+                problems.append(ProfileProblem((key,), f"profile.{key}", f"expected {expected}, got {value!r}"))
+    return problems
+
+
+def profile_from_json(obj: Mapping[str, object] | None, base: Profile = REFERENCE) -> Profile:
+    """Build a profile from a JSON overlay (see ``profile_problems``) over ``base``.
+
+    Raises ``ValueError`` naming the first offending key.
     """
     if not obj:
         return base
-    prof = base
-    base_name = obj.get("base")
-    if base_name is not None:
-        if base_name in ("reference", "minimax"):
-            prof = REFERENCE
-        elif base_name in ("upstream", "pi-upstream", "pi"):
-            prof = UPSTREAM_PI
-        else:
-            raise ValueError(f"profile.base: expected 'reference' or 'upstream', got {base_name!r}")
+    problems = profile_problems(obj)
+    if problems:
+        raise ValueError(str(problems[0]))
+    prof = PROFILE_BASES[str(obj["base"])] if "base" in obj else base
     patches = obj.get("patches")
-    if patches is not None:
-        if not isinstance(patches, Mapping):
-            raise ValueError("profile.patches: expected an object of tag -> bool")
-        for k, v in patches.items():
-            if k not in ALL_PATCHES:
-                raise ValueError(f"profile.patches: unknown patch toggle {k!r}")
-            if not isinstance(v, bool):
-                raise ValueError(f"profile.patches.{k}: expected a boolean")
+    if isinstance(patches, Mapping):
         prof = prof.with_patches({str(k): bool(v) for k, v in patches.items()})
-    names = {f.name: f for f in dataclasses.fields(Profile)}
-    updates: dict[str, object] = {}
-    for key, value in obj.items():
-        if key in ("base", "patches"):
-            continue
-        if key not in names or key in ("extra",):
-            raise ValueError(f"profile.{key}: unknown profile field")
-        current = getattr(prof, key)
-        if isinstance(current, tuple) and isinstance(value, list):
-            value = tuple(value)
-        updates[key] = value
+    updates = {key: tuple(value) if isinstance(value, list) else value
+               for key, value in obj.items() if key not in OVERLAY_KEYS}
     return dataclasses.replace(prof, **updates) if updates else prof  # type: ignore[arg-type]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from harness.corpus.loader import load_corpus, load_scenario, parse_scenario_text
 from harness.errors import ScenarioError
 from harness.model.scenario import encode_text
+from tools_impl.core.profile import profile_from_json
 
 VALID = """\
 id: demo/ok
@@ -54,7 +56,15 @@ FIELD_CASES = {
     "profile-base": ("id: a\nprofile: {base: upstreem}\nsteps: [{tool: read}]\n",
                      "s.yaml:2: profile.base: expected one of reference, upstream; got 'upstreem' (did you mean 'upstream'?)"),
     "profile-patch": ("id: a\nprofile:\n  patches: {edit.fuzzy-spam: true}\nsteps: [{tool: read}]\n",
-                      "s.yaml:3: profile.patches.edit.fuzzy-spam: unknown key (did you mean 'edit.fuzzy-span'?)"),
+                      "s.yaml:3: profile.patches: unknown patch toggle 'edit.fuzzy-spam' (did you mean 'edit.fuzzy-span'?)"),
+    "profile-patch-value": ("id: a\nprofile:\n  patches:\n    edit.fuzzy-span: yes please\nsteps: [{tool: read}]\n",
+                            "s.yaml:4: profile.patches.edit.fuzzy-span: expected a boolean, got 'yes please'"),
+    "profile-field": ("id: a\nprofile:\n  engine_max_line: 5\nsteps: [{tool: read}]\n",
+                      "s.yaml:3: profile.engine_max_line: unknown profile field (did you mean 'engine_max_lines'?)"),
+    "profile-field-type": ("id: a\nprofile:\n  engine_max_lines:\n    - 5\nsteps: [{tool: read}]\n",
+                           "s.yaml:4: profile.engine_max_lines: expected an integer, got [5]"),
+    "profile-base-alias": ("id: a\nprofile: {base: pi-upstream}\nsteps: [{tool: read}]\n",
+                           "s.yaml:2: profile.base: expected one of reference, upstream; got 'pi-upstream' (did you mean 'upstream'?)"),
     "env": ("id: a\nenv: {CI: true}\nsteps: [{tool: read}]\n",
             "s.yaml:2: env.CI: expected a string or null (quote numbers and booleans), got a boolean (true)"),
     "normalize": ("id: a\nnormalize: [workspaces]\nsteps: [{tool: read}]\n",
@@ -220,3 +230,22 @@ def test_file_checks_and_workspace_text_are_encoded_as_declared() -> None:
 
 def test_encode_text_cr_eol_and_utf8_bom() -> None:
     assert encode_text("a\nb", "utf-8", True, "cr") == b"\xef\xbb\xbfa\rb"
+
+
+@pytest.mark.parametrize("overlay", [
+    {"base": "reference"}, {"base": "minimax"}, {"base": "pi"}, {"patches": {"edit.diff-bounds": True}},
+    {"patches": {"nope": True}}, {"bash_soft_yield_ms": 10}, {"bash_soft_yield_ms": "10"}, {"extra": {}},
+])
+def test_loader_and_server_accept_the_same_profiles(overlay: dict[str, object]) -> None:
+    text = "id: a\nprofile: " + json.dumps(overlay) + "\nsteps: [{tool: read}]\n"
+    try:
+        parse_scenario_text(text, "s.yaml")
+        loader_problems: list[str] = []
+    except ScenarioError as exc:
+        loader_problems = [p.split(": ", 1)[1] for p in exc.problems]
+    try:
+        profile_from_json(overlay)
+        server_problems: list[str] = []
+    except ValueError as exc:
+        server_problems = [str(exc)]
+    assert loader_problems == server_problems

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools_impl.core.profile import ALL_PATCHES, REFERENCE, UPSTREAM_PI, profile_from_json
+from tools_impl.core.profile import ALL_PATCHES, REFERENCE, UPSTREAM_PI, profile_from_json, profile_problems
 
 
 def test_reference_profile_has_every_patch_on_except_diff_bounds() -> None:
@@ -38,13 +38,40 @@ def test_profile_overlay_from_json() -> None:
     assert p.wrapper is False and p.patches == frozenset({"bash.graceful-kill"}) and p.bash_soft_yield_ms == 200
 
 
+def test_profile_overlay_fields_of_every_type_are_accepted() -> None:
+    p = profile_from_json({"bash_default_timeout_s": 5, "rg_binary": None, "shell_path": "/bin/sh",
+                           "scrub_list": ["A_KEY"], "wrapper": False, "name": "x"})
+    assert (p.bash_default_timeout_s, p.rg_binary, p.shell_path, p.scrub_list, p.wrapper, p.name) == (
+        5, None, "/bin/sh", ("A_KEY",), False, "x")
+
+
+def test_profile_problems_lists_every_problem_with_the_key_it_is_about() -> None:
+    problems = profile_problems({"base": "pi", "patches": {"x.y": True, "edit.fuzzy-span": 1}, "bogus": 1})
+    assert [(p.key, p.in_value, str(p)) for p in problems] == [
+        (("base",), True, "profile.base: expected one of reference, upstream; got 'pi'"),
+        (("patches", "x.y"), False, "profile.patches: unknown patch toggle 'x.y'"),
+        (("patches", "edit.fuzzy-span"), True, "profile.patches.edit.fuzzy-span: expected a boolean, got 1"),
+        (("bogus",), False, "profile.bogus: unknown profile field"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("overlay", "message"),
     [
-        ({"base": "nope"}, "profile.base: expected 'reference' or 'upstream', got 'nope'"),
+        ({"base": "nope"}, "profile.base: expected one of reference, upstream; got 'nope'"),
         ({"patches": {"x.y": True}}, "profile.patches: unknown patch toggle 'x.y'"),
-        ({"patches": {"edit.fuzzy-span": "yes"}}, "profile.patches.edit.fuzzy-span: expected a boolean"),
+        ({"patches": {"edit.fuzzy-span": "yes"}}, "profile.patches.edit.fuzzy-span: expected a boolean, got 'yes'"),
         ({"bogus": 1}, "profile.bogus: unknown profile field"),
+        ({"base": "pi"}, "profile.base: expected one of reference, upstream; got 'pi'"),
+        ({"base": "upstreem"}, "profile.base: expected one of reference, upstream; got 'upstreem' (did you mean 'upstream'?)"),
+        ({"patches": ["edit.fuzzy-span"]}, "profile.patches: expected a mapping of patch toggle to boolean"),
+        ({"engine_max_lines": "2000"}, "profile.engine_max_lines: expected an integer, got '2000'"),
+        ({"engine_max_lines": True}, "profile.engine_max_lines: expected an integer, got True"),
+        ({"bash_default_timeout_s": "1"}, "profile.bash_default_timeout_s: expected a number, got '1'"),
+        ({"wrapper": 0}, "profile.wrapper: expected a boolean, got 0"),
+        ({"rg_binary": 5}, "profile.rg_binary: expected a string or null, got 5"),
+        ({"scrub_list": ["A", 1]}, "profile.scrub_list: expected a list of strings, got ['A', 1]"),
+        ({"extra": {}}, "profile.extra: unknown profile field"),
     ],
 )
 def test_profile_overlay_errors_name_the_field(overlay: dict[str, object], message: str) -> None:
