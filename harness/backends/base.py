@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.backends.client import Response
+from harness.model.file_state import FileState
 
 JsonObj = dict[str, Any]
 
@@ -69,22 +70,6 @@ class HelloInfo:
             capabilities=Capabilities.from_json(obj.get("capabilities")),
             surfaces=tuple(obj.get("surfaces", ())),
         )
-
-
-@dataclass(frozen=True)
-class FileState:
-    """A workspace path after a scenario: ``kind`` is ``file``, ``dir``, ``symlink``, ``fifo``,
-    ``other`` or ``absent``; ``data`` is set for regular files; ``mode`` is the permission bits."""
-
-    path: str
-    kind: str
-    mode: int | None = None
-    data: bytes | None = None
-    target: str | None = None
-
-    @property
-    def exists(self) -> bool:
-        return self.kind != "absent"
 
 
 class Backend(abc.ABC):

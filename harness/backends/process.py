@@ -9,15 +9,15 @@ import base64
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import tarfile
 import tempfile
 from typing import Any
 
-from harness.backends.base import Backend, FileState, HelloInfo
+from harness.backends.base import Backend, HelloInfo
 from harness.backends.client import ProtocolClient, Response
 from harness.errors import InfrastructureError
+from harness.model.file_state import FileState, describe_path
 from tools_impl.server.workspace_delivery import extract_tar
 
 JsonObj = dict[str, Any]
@@ -27,29 +27,6 @@ DROP_DEADLINE_S = 15.0
 SHUTDOWN_GRACE_S = 3.0
 KILL_WAIT_S = 5.0
 WORKSPACE_PREFIX = "toolproof-ws-"
-
-
-def describe_host_path(path: str) -> FileState:
-    """The state of one host path (symlinks not followed)."""
-    name = path
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return FileState(name, "absent")
-    mode = stat.S_IMODE(info.st_mode)
-    if stat.S_ISLNK(info.st_mode):
-        return FileState(name, "symlink", mode, target=os.readlink(path))
-    if stat.S_ISDIR(info.st_mode):
-        return FileState(name, "dir", mode)
-    if stat.S_ISFIFO(info.st_mode):
-        return FileState(name, "fifo", mode)
-    if stat.S_ISREG(info.st_mode):
-        try:
-            with open(path, "rb") as fh:
-                return FileState(name, "file", mode, fh.read())
-        except OSError:
-            return FileState(name, "file", mode)
-    return FileState(name, "other", mode)
 
 
 def extract_on_host(root: str, archive: bytes) -> None:
@@ -217,8 +194,7 @@ class ProcessBackend(Backend):
     def read_files(self, root: str, paths: list[str]) -> dict[str, FileState]:
         out: dict[str, FileState] = {}
         for p in paths:
-            st = describe_host_path(os.path.join(root, p))
-            out[p] = FileState(p, st.kind, st.mode, st.data, st.target)
+            out[p] = describe_path(os.path.join(root, p), p)
         return out
 
     def drop_workspace(self, root: str) -> None:

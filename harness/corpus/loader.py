@@ -27,12 +27,12 @@ from harness.corpus.yaml_reader import (
     read_document_text,
 )
 from harness.errors import ScenarioError, UsageError
+from harness.model.file_state import FILE_KINDS
 from harness.model.scenario import (
     DEFAULT_NORMALIZERS,
     DEFAULT_STEP_TIMEOUT_S,
     ENCODINGS,
     EOLS,
-    FILE_KINDS,
     KNOWN_OPS,
     KNOWN_TOOLS,
     NORMALIZERS,

@@ -1,20 +1,26 @@
-"""Observations of one step and the declared normalisers (docs/scenario-format.md) that remove
-what legitimately varies between runs: workspace path, temp files, task ids, durations, HOME."""
+"""What one step produced (``Observation``), as the harness receives it from a backend's
+response; the normalisers that remove what varies between runs live in harness/run/normalise.py."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from harness.backends.client import Response
 
-TMPFILE_RE = re.compile(r"(?:[A-Za-z]:)?(?:[/\\][^\s'\"<>()\[\]]*)?[/\\]pi-bash-[0-9a-f]{16}\.log")
-TMPFILE_TOKEN = "$TMP/pi-bash-XXXX.log"
-TASK_ID_TEXT_RE = re.compile(r"""task_id="([^"]+)\"""")
-TASK_ID_KEYS = ("task_id", "taskId")
-DURATION_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?=\s?(?:ms|s)\b)")
+class ProtocolResponse(Protocol):
+    """What an observation is made from: one protocol response (``harness.backends.client.Response``
+    has this shape; the model does not depend on the transport that produced it)."""
+
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def result(self) -> Any: ...
+    @property
+    def error(self) -> dict[str, Any]: ...
+    @property
+    def error_message(self) -> str: ...
+    @property
+    def error_kind(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -33,7 +39,7 @@ class Observation:
     duration_s: float = 0.0
 
     @classmethod
-    def from_response(cls, resp: Response, duration_s: float) -> Observation:
+    def from_response(cls, resp: ProtocolResponse, duration_s: float) -> Observation:
         if not resp.ok:
             return cls("error", error_message=resp.error_message, error_kind=resp.error_kind,
                        duration_s=duration_s, result=resp.error)
@@ -74,78 +80,3 @@ class Observation:
             else:
                 return None
         return value
-
-
-@dataclass(frozen=True)
-class NormContext:
-    """Values the normalisers replace: the workspace root as the implementation sees it (plus
-    host aliases of it), the implementation's temp dir and HOME, and task ids seen so far."""
-
-    roots: tuple[str, ...] = ()
-    tmpdirs: tuple[str, ...] = ()
-    homes: tuple[str, ...] = ()
-    task_ids: tuple[str, ...] = field(default_factory=tuple)
-
-
-def _replace_all(s: str, olds: Iterable[str], token: str) -> str:
-    for old in sorted({o for o in olds if o and len(o) > 1}, key=len, reverse=True):
-        s = s.replace(old, token)
-    return s
-
-
-def normalize_text(s: str, names: Iterable[str], ctx: NormContext) -> str:
-    names = tuple(names)
-    if "tmpfiles" in names:
-        s = TMPFILE_RE.sub(TMPFILE_TOKEN, s)
-    if "workspace" in names:
-        s = _replace_all(s, ctx.roots, "$WORKSPACE")
-    if "tmpfiles" in names:
-        s = _replace_all(s, ctx.tmpdirs, "$TMP")
-    if "home" in names:
-        s = _replace_all(s, ctx.homes, "$HOME")
-    if "task_ids" in names:
-        s = _replace_all(s, ctx.task_ids, "$TASK_ID")
-    if "durations" in names:
-        s = DURATION_RE.sub("N", s)
-    return s
-
-
-def _normalize_value(value: Any, names: tuple[str, ...], ctx: NormContext) -> Any:
-    if isinstance(value, str):
-        return normalize_text(value, names, ctx)
-    if isinstance(value, dict):
-        return {k: _normalize_value(v, names, ctx) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_normalize_value(v, names, ctx) for v in value]
-    return value
-
-
-def find_task_ids(obs: Observation) -> list[str]:
-    """Task ids an observation reveals (``task_id`` keys in details, ``task_id="…"`` in text)."""
-    found: list[str] = []
-
-    def walk(v: Any) -> None:
-        if isinstance(v, dict):
-            for k, sub in v.items():
-                if k in TASK_ID_KEYS and isinstance(sub, str) and sub:
-                    found.append(sub)
-                walk(sub)
-        elif isinstance(v, list):
-            for sub in v:
-                walk(sub)
-
-    walk(obs.details)
-    found.extend(TASK_ID_TEXT_RE.findall(obs.text))
-    return found
-
-
-def normalize_observation(obs: Observation, names: Iterable[str], ctx: NormContext) -> Observation:
-    names = tuple(names)
-    if "task_ids" in names:
-        ctx = replace(ctx, task_ids=(*ctx.task_ids, *find_task_ids(obs)))
-    return replace(
-        obs,
-        text=normalize_text(obs.text, names, ctx),
-        error_message=normalize_text(obs.error_message, names, ctx),
-        details=_normalize_value(obs.details, names, ctx),
-    )

@@ -17,7 +17,6 @@ DEFAULT_NORMALIZERS: tuple[str, ...] = ("workspace",)
 DEFAULT_STEP_TIMEOUT_S = 60.0
 ENCODINGS: tuple[str, ...] = ("utf-8", "utf-16le")
 EOLS: dict[str, str] = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
-FILE_KINDS: tuple[str, ...] = ("file", "dir", "symlink", "fifo", "other")
 
 
 @dataclass(frozen=True)

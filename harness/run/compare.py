@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.backends.base import FileState
+from harness.model.file_state import FileState
 from harness.model.observation import Observation
 from harness.model.scenario import EOLS, Expectation, FileCheck, TextMatch
 

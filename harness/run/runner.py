@@ -8,21 +8,21 @@ from __future__ import annotations
 
 import concurrent.futures
 import datetime
-import os
 import re
-import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from harness import __version__
 from harness.backends.base import Backend, Capabilities, HelloInfo
 from harness.errors import HarnessError, InfrastructureError
-from harness.model.observation import NormContext, Observation, find_task_ids, normalize_observation
+from harness.model.observation import Observation
 from harness.model.results import ERROR, FAIL, PASS, SKIP, RunInfo, RunResult, ScenarioResult, StepResult
 from harness.model.scenario import Requires, Scenario, Step
 from harness.run.compare import Mismatch, SnapshotHook, check_file, check_observation
+from harness.run.normalise import NormContext, context_for, find_task_ids, normalize_observation
 from harness.run.workspace_archive import build_archive
 
 MARKER_ENV = "TOOLPROOF_SCENARIO_MARKER"
@@ -95,19 +95,6 @@ def _render(ms: list[Mismatch]) -> tuple[str, ...]:
     return tuple(m.render() for m in ms)
 
 
-def _norm_context(scenario: Scenario, backend: Backend, hello: HelloInfo, root: str) -> NormContext:
-    roots = {root, os.path.realpath(root)}
-    tmpdirs = {d for d in (hello.capabilities.extra.get("tmpdir"),) if isinstance(d, str)}
-    homes = {h for h in (scenario.env.get("HOME"), hello.capabilities.extra.get("home")) if isinstance(h, str)}
-    if backend.name in ("local", "cmd"):
-        tmpdirs.add(tempfile.gettempdir())
-        tmpdirs.add(os.path.realpath(tempfile.gettempdir()))
-        homes.add(os.path.expanduser("~"))
-    else:
-        tmpdirs.add("/tmp")
-    return NormContext(roots=tuple(roots), tmpdirs=tuple(tmpdirs), homes=tuple(homes))
-
-
 def infrastructure_result(scenario: Scenario, exc: HarnessError, context: str = "") -> ScenarioResult:
     """An infrastructure failure before the scenario could start. A backend that cannot exist
     here by design (e.g. a pwsh image where no registry can be reached) says so with a
@@ -145,7 +132,7 @@ def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook
     status_error = ""
     try:
         root = backend.new_workspace(archive, env, scenario.profile)
-        ctx = _norm_context(scenario, backend, hello, root)
+        ctx = context_for(scenario, backend.name, hello, root)
         variables: dict[str, Any] = {}
         caps = hello.capabilities
         for step in scenario.steps:
@@ -285,7 +272,6 @@ class Runner:
                     results = list(pool.map(self._run_one, scenarios))
         finally:
             self.close()
-        from harness import __version__
         hello = self.hello
         info = RunInfo(backend=self.backend_label, implementation=hello.implementation if hello else "",
                        version=hello.version if hello else "", started=started,

@@ -34,10 +34,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from harness.backends.base import Backend, Capabilities, FileState, HelloInfo, JsonObj
+from harness.backends.base import Backend, Capabilities, HelloInfo, JsonObj
 from harness.backends.client import ProtocolClient, Response
 from harness.errors import InfrastructureError
 from harness.images import LABEL_IMAGE_NAME, PWSH_SKIP_REASON, RECIPES, get_recipe, image_tag
+from harness.model.file_state import FileState
 
 LABEL_RUN_ID = "org.toolproof.run-id"
 LABEL_ROLE = "org.toolproof.role"
@@ -210,17 +211,6 @@ class ImageUnavailable(InfrastructureError):
     def __init__(self, message: str, skip_reason: str | None = None) -> None:
         super().__init__(message)
         self.skip_reason = skip_reason
-
-
-def _file_state(path: str, obj: JsonObj) -> FileState:
-    data = obj.get("data")
-    return FileState(
-        path=path,
-        kind=str(obj.get("kind", "absent")),
-        mode=obj.get("mode"),
-        data=base64.b64decode(data) if isinstance(data, str) else None,
-        target=obj.get("target"),
-    )
 
 
 class DockerBackend(Backend):
@@ -412,7 +402,7 @@ class DockerBackend(Backend):
         if not resp.ok:
             raise InfrastructureError(f"fs_read failed in the container: {resp.error_message}")
         files = (resp.result or {}).get("files", {})
-        return {p: _file_state(p, files.get(a, {"kind": "absent"})) for p, a in absolute.items()}
+        return {p: FileState.from_json(p, files.get(a, {})) for p, a in absolute.items()}
 
     def drop_workspace(self, root: str) -> None:
         if self._broken or self._proto is None:

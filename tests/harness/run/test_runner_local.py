@@ -7,9 +7,10 @@ import textwrap
 
 from harness.backends.local import LocalBackend
 from harness.corpus.loader import load_corpus, parse_scenario_text
-from harness.model.observation import NormContext, Observation, normalize_observation, normalize_text
+from harness.model.observation import Observation
 from harness.model.results import FAIL, PASS, SKIP, XFAIL
 from harness.report.baseline import apply_baseline, load_baseline
+from harness.run.normalise import NormContext, normalize_observation, normalize_text
 from harness.run.runner import Runner, run_scenario
 from tests.support.repo import REPO
 

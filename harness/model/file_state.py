@@ -1,0 +1,66 @@
+"""The state of one workspace path after a scenario (``FileState``): what final ``files:`` checks
+compare. One place describes a path: ``describe_path`` on the host (local and ``cmd:`` backends),
+``FileState.from_json`` for an implementation's ``fs_read`` answer (the docker backend).
+
+``tools_impl/server`` keeps its own copy of the description (``describe_path`` in its dispatch
+module, which answers ``fs_read``): tools_impl is standalone — it is shipped into containers and
+run as a server without the harness — so it cannot import this module.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import stat
+from dataclasses import dataclass
+from typing import Any
+
+FILE_KINDS: tuple[str, ...] = ("file", "dir", "symlink", "fifo", "other")
+ABSENT = "absent"
+
+
+@dataclass(frozen=True)
+class FileState:
+    """A workspace path after a scenario: ``kind`` is one of ``FILE_KINDS`` or ``absent``; ``data``
+    is set for regular files; ``mode`` is the permission bits; ``target`` is a symlink's target."""
+
+    path: str
+    kind: str
+    mode: int | None = None
+    data: bytes | None = None
+    target: str | None = None
+
+    @property
+    def exists(self) -> bool:
+        return self.kind != ABSENT
+
+    @classmethod
+    def from_json(cls, path: str, obj: dict[str, Any]) -> FileState:
+        """From one entry of an ``fs_read`` answer (``kind``, ``mode``, base64 ``data``, ``target``)."""
+        data = obj.get("data")
+        return cls(path=path, kind=str(obj.get("kind", ABSENT)), mode=obj.get("mode"),
+                   data=base64.b64decode(data) if isinstance(data, str) else None, target=obj.get("target"))
+
+
+def describe_path(path: str, name: str | None = None) -> FileState:
+    """The state of host path ``path`` (symlinks not followed), reported under ``name``
+    (default: ``path``)."""
+    name = path if name is None else name
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return FileState(name, ABSENT)
+    mode = stat.S_IMODE(info.st_mode)
+    if stat.S_ISLNK(info.st_mode):
+        return FileState(name, "symlink", mode, target=os.readlink(path))
+    if stat.S_ISDIR(info.st_mode):
+        return FileState(name, "dir", mode)
+    if stat.S_ISFIFO(info.st_mode):
+        return FileState(name, "fifo", mode)
+    if stat.S_ISREG(info.st_mode):
+        try:
+            with open(path, "rb") as fh:
+                return FileState(name, "file", mode, fh.read())
+        except OSError:
+            return FileState(name, "file", mode)
+    return FileState(name, "other", mode)
