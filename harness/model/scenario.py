@@ -1,4 +1,4 @@
-"""The scenario model (DESIGN §4, docs/scenario-format.md): frozen dataclasses for a loaded,
+"""The scenario model (docs/scenario-format.md): frozen dataclasses for a loaded,
 validated scenario. Loading and validation live in ``loader``; this module only holds data.
 """
 
@@ -16,6 +16,8 @@ NORMALIZERS: tuple[str, ...] = ("workspace", "tmpfiles", "task_ids", "durations"
 DEFAULT_NORMALIZERS: tuple[str, ...] = ("workspace",)
 DEFAULT_STEP_TIMEOUT_S = 60.0
 ENCODINGS: tuple[str, ...] = ("utf-8", "utf-16le")
+BOMS: dict[str, bytes] = {"utf-8": b"\xef\xbb\xbf", "utf-16le": b"\xff\xfe"}  # by scenario encoding
+CODECS: dict[str, str] = {"utf-8": "utf-8", "utf-16le": "utf-16-le"}  # scenario encoding -> Python codec
 EOLS: dict[str, str] = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
 
 
@@ -167,6 +169,4 @@ def encode_text(text: str, encoding: str = "utf-8", bom: bool = False, eol: str 
     """Encode scenario text: every ``\\n`` becomes the chosen EOL, then the encoding (+ BOM)."""
     if eol != "lf":
         text = text.replace("\n", EOLS[eol])
-    if encoding == "utf-16le":
-        return (b"\xff\xfe" if bom else b"") + text.encode("utf-16-le")
-    return (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8")
+    return (BOMS[encoding] if bom else b"") + text.encode(CODECS[encoding])

@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.model.file_state import FileState
 from harness.model.observation import Observation
-from harness.model.scenario import EOLS, Expectation, FileCheck, TextMatch
+from harness.model.scenario import BOMS, CODECS, EOLS, Expectation, FileCheck, TextMatch
 
 NO_NEWLINE_MARK = "⟵ no newline at end"
 DIFF_CONTEXT_LINES = 3
@@ -122,11 +122,10 @@ def check_details(expected: Any, actual: Any, path: str = "details") -> list[Mis
 
 
 def _decode(data: bytes, check: FileCheck) -> str:
-    bom = b"\xff\xfe" if check.encoding == "utf-16le" else b"\xef\xbb\xbf"
+    bom = BOMS[check.encoding]
     if data.startswith(bom):
         data = data[len(bom):]
-    text = data.decode("utf-16-le" if check.encoding == "utf-16le" else "utf-8", "replace")
-    return text
+    return data.decode(CODECS[check.encoding], "replace")
 
 
 def check_file(check: FileCheck, state: FileState, where: str = "files") -> list[Mismatch]:
