@@ -10,7 +10,8 @@ from typing import TextIO
 from harness.cli.options import Subparsers
 from harness.model.results import EXIT_OK
 from harness.report.baseline import baseline_diff, load_baseline, update_baseline
-from harness.report.writers import load_results, write_output
+from harness.report.results_files import load_results
+from harness.report.writers import write_output
 
 
 def cmd_baseline_update(args: argparse.Namespace, out: TextIO) -> int:

@@ -12,7 +12,8 @@ from harness.cli.progress import run_scenarios
 from harness.corpus.record import record_files
 from harness.model.results import ERROR, EXIT_ERROR, EXIT_FAIL, EXIT_OK
 from harness.report.cross_run_diff import observation_differences
-from harness.report.writers import load_results, merge, write_reports
+from harness.report.results_files import load_results, merge
+from harness.report.writers import write_reports
 
 
 def cmd_record(args: argparse.Namespace, out: TextIO) -> int:

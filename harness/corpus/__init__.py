@@ -1,1 +1,2 @@
-"""Getting scenarios: the YAML loader and validator, selection (``-k``, tags), record mode."""
+"""Getting scenarios: the YAML reader (shared with baselines), the scenario loader and validator,
+selection (``-k``, tags, shards), record mode."""

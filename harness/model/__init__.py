@@ -1,1 +1,1 @@
-"""The data that flows through a run: scenarios, observations, results."""
+"""The data that flows through a run: scenarios, observations, file states, results."""

@@ -1,1 +1,2 @@
-"""What a run leaves: baselines, report writers, the conformance matrix, cross-run diffs."""
+"""What a run leaves: baselines, report writers, results files read back and merged, the
+conformance matrix, cross-run diffs."""

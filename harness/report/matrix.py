@@ -35,10 +35,10 @@ from harness.model.results import (
     RunResult,
     ScenarioResult,
 )
-from harness.report.writers import STATUS_ICONS, write_output
-from harness.report.writers import (
+from harness.report.results_files import (
     load_results as load_run,  # the shared results reader, under the matrix's name
 )
+from harness.report.writers import STATUS_ICONS, write_output
 
 PATCH_TAG_PREFIX = "patch:"
 UNGROUPED = "other"

@@ -1,1 +1,2 @@
-"""Running scenarios: the runner, workspace archives, comparison with expectations, snapshots."""
+"""Running scenarios: the runner, workspace archives, normalisers, comparison with expectations,
+snapshots."""

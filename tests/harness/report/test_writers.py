@@ -19,7 +19,8 @@ from harness.model.results import (
     ScenarioResult,
     StepResult,
 )
-from harness.report.writers import merge, to_junit, to_markdown
+from harness.report.results_files import merge
+from harness.report.writers import to_junit, to_markdown
 from harness.run.compare import check_details, readable_diff
 
 
