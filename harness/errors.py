@@ -10,7 +10,8 @@ class HarnessError(Exception):
 
 
 class ScenarioError(HarnessError):
-    """A scenario file is invalid. ``problems`` holds ``file:line: field: what was expected`` lines."""
+    """A scenario or baseline file is invalid. ``problems`` holds ``file:line: field: what was
+    expected`` lines."""
 
     def __init__(self, problems: list[str]) -> None:
         super().__init__("\n".join(problems))
