@@ -24,7 +24,7 @@ HOST_BACKENDS = ("local", "cmd")  # implementations that run on the host and sha
 
 
 @dataclass(frozen=True)
-class NormContext:
+class NormalisationContext:
     """Values the normalisers replace: the workspace root as the implementation sees it (plus
     host aliases of it), the implementation's temp dir and HOME, and task ids seen so far."""
 
@@ -40,7 +40,7 @@ def _replace_all(s: str, olds: Iterable[str], token: str) -> str:
     return s
 
 
-def normalize_text(s: str, names: Iterable[str], ctx: NormContext) -> str:
+def normalize_text(s: str, names: Iterable[str], ctx: NormalisationContext) -> str:
     names = tuple(names)
     if "tmpfiles" in names:
         s = TMPFILE_RE.sub(TMPFILE_TOKEN, s)
@@ -57,7 +57,7 @@ def normalize_text(s: str, names: Iterable[str], ctx: NormContext) -> str:
     return s
 
 
-def _normalize_value(value: Any, names: tuple[str, ...], ctx: NormContext) -> Any:
+def _normalize_value(value: Any, names: tuple[str, ...], ctx: NormalisationContext) -> Any:
     if isinstance(value, str):
         return normalize_text(value, names, ctx)
     if isinstance(value, dict):
@@ -86,7 +86,7 @@ def find_task_ids(obs: Observation) -> list[str]:
     return found
 
 
-def normalize_observation(obs: Observation, names: Iterable[str], ctx: NormContext) -> Observation:
+def normalize_observation(obs: Observation, names: Iterable[str], ctx: NormalisationContext) -> Observation:
     names = tuple(names)
     if "task_ids" in names:
         ctx = replace(ctx, task_ids=(*ctx.task_ids, *find_task_ids(obs)))
@@ -98,7 +98,7 @@ def normalize_observation(obs: Observation, names: Iterable[str], ctx: NormConte
     )
 
 
-def context_for(scenario: Scenario, backend_name: str, hello: HelloInfo, root: str) -> NormContext:
+def context_for(scenario: Scenario, backend_name: str, hello: HelloInfo, root: str) -> NormalisationContext:
     """What to replace for one scenario: its workspace ``root`` as the implementation sees it, the
     implementation's temp dir and HOME (from ``hello``, plus the host's for host backends)."""
     roots = {root, os.path.realpath(root)}
@@ -110,4 +110,4 @@ def context_for(scenario: Scenario, backend_name: str, hello: HelloInfo, root: s
         homes.add(os.path.expanduser("~"))
     else:
         tmpdirs.add("/tmp")
-    return NormContext(roots=tuple(roots), tmpdirs=tuple(tmpdirs), homes=tuple(homes))
+    return NormalisationContext(roots=tuple(roots), tmpdirs=tuple(tmpdirs), homes=tuple(homes))

@@ -22,7 +22,7 @@ from harness.model.observation import Observation
 from harness.model.results import ERROR, FAIL, PASS, SKIP, RunInfo, RunResult, ScenarioResult, StepResult
 from harness.model.scenario import Requires, Scenario, Step
 from harness.run.compare import Mismatch, SnapshotHook, check_file, check_observation
-from harness.run.normalise import NormContext, context_for, find_task_ids, normalize_observation
+from harness.run.normalise import NormalisationContext, context_for, find_task_ids, normalize_observation
 from harness.run.workspace_archive import build_archive
 
 MARKER_ENV = "TOOLPROOF_SCENARIO_MARKER"
@@ -154,7 +154,7 @@ def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook
             raw = Observation.from_response(resp, time.monotonic() - s0)
             for name, src in step.save:
                 variables[name] = raw.lookup(src)
-            ctx = NormContext(ctx.roots, ctx.tmpdirs, ctx.homes, (*ctx.task_ids, *find_task_ids(raw)))
+            ctx = NormalisationContext(ctx.roots, ctx.tmpdirs, ctx.homes, (*ctx.task_ids, *find_task_ids(raw)))
             obs = normalize_observation(raw, scenario.normalize, ctx)
             exp = step.expectation_for(caps.os)
             mism = check_observation(exp, obs, snapshot, f"{step.id}.")

@@ -10,7 +10,7 @@ from harness.corpus.loader import load_corpus, parse_scenario_text
 from harness.model.observation import Observation
 from harness.model.results import FAIL, PASS, SKIP, XFAIL
 from harness.report.baseline import apply_baseline, load_baseline
-from harness.run.normalise import NormContext, normalize_observation, normalize_text
+from harness.run.normalise import NormalisationContext, normalize_observation, normalize_text
 from harness.run.runner import Runner, run_scenario
 from tests.support.repo import REPO
 
@@ -52,7 +52,7 @@ def test_background_process_left_running_fails_the_processes_check() -> None:
 
 
 def test_normalisers_replace_only_what_they_declare() -> None:
-    ctx = NormContext(roots=("/tmp/ws-1",), tmpdirs=("/tmp",), homes=("/home/u",), task_ids=("bash-1a2b",))
+    ctx = NormalisationContext(roots=("/tmp/ws-1",), tmpdirs=("/tmp",), homes=("/home/u",), task_ids=("bash-1a2b",))
     text = "/tmp/ws-1/a.txt /tmp/pi-bash-0123456789abcdef.log /home/u/x bash-1a2b took 12.5s and 30ms"
     assert normalize_text(text, ["workspace"], ctx) == (
         "$WORKSPACE/a.txt /tmp/pi-bash-0123456789abcdef.log /home/u/x bash-1a2b took 12.5s and 30ms")
@@ -62,5 +62,5 @@ def test_normalisers_replace_only_what_they_declare() -> None:
 
 def test_task_ids_found_in_details_are_normalised_everywhere() -> None:
     obs = Observation("result", text='<bash_background task_id="bash-77">', details={"task_id": "bash-77", "n": 1})
-    out = normalize_observation(obs, ["task_ids"], NormContext())
+    out = normalize_observation(obs, ["task_ids"], NormalisationContext())
     assert (out.text, out.details) == ('<bash_background task_id="$TASK_ID">', {"task_id": "$TASK_ID", "n": 1})
