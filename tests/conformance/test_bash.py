@@ -272,14 +272,14 @@ def test_head_tail_budget_example_of_the_spec() -> None:
 
 
 def test_schema_and_mode_of_the_bash_tool() -> None:
-    schema = bash.schema_for(REFERENCE)
+    schema = bash.TOOL.surface_schema(REFERENCE)
     assert schema["required"] == ["command"]
     props = schema["properties"]
     assert props["command"] == {"type": "string"}
     assert props["timeout"]["type"] == "number" and props["timeout"]["maximum"] == 2147483
     assert props["run_in_background"] == {"type": "boolean"}
     assert set(props) == {"command", "timeout", "run_in_background"}
-    assert bash.MODE == "sequential"
+    assert bash.TOOL.mode == "sequential"
 
 
 @pytest.mark.parametrize(
@@ -1308,7 +1308,7 @@ def test_upstream_engine_timer_above_the_32_bit_limit_fires_at_once(ws: Path) ->
 def test_upstream_engine_has_no_default_timeout_and_no_cap(ws: Path) -> None:
     # 0 and negative timeouts arm no timer at all (no 120 s default either).
     assert outcome({"command": "sleep 0.3; echo ok", "timeout": 0}, pinned(ws, UPSTREAM_PI))[:2] == ("result", "ok\n")
-    assert UPSTREAM_PI.with_patches({}).wrapper is False and "maximum" not in str(bash.schema_for(UPSTREAM_PI))
+    assert UPSTREAM_PI.with_patches({}).wrapper is False and "maximum" not in str(bash.TOOL.surface_schema(UPSTREAM_PI))
 
 
 def test_rm_shim_is_never_installed_on_windows(ws: Path, tmp_path: Path) -> None:

@@ -28,13 +28,13 @@ from tools_impl.bash.engine import SpawnHook, engine_env, run_command, sanitizin
 from tools_impl.bash.timeouts import resolve_foreground_timeout
 from tools_impl.core.context import Session, ToolContext
 from tools_impl.core.errors import ToolAborted, ToolError
-from tools_impl.core.profile import REFERENCE, Profile
+from tools_impl.core.profile import REFERENCE
 from tools_impl.core.result import ToolResult, text_result
+from tools_impl.core.tool import MODE_SEQUENTIAL, Tool, by_surface, keep_arguments
 from tools_impl.js.text import finite_number, utf8_len
 from tools_impl.shared.truncation import apply_desktop_text_limit, continuation_hint, head_tail_lines
 
 NAME = "bash"
-MODE = "sequential"
 MAX_BACKGROUND_BASH_TIMEOUT_SECONDS = REFERENCE.bash_max_background_timeout_s
 
 SCHEMA: dict[str, Any] = {
@@ -92,10 +92,6 @@ HINT_BASH_INSTRUCTION = ("Do not blindly rerun a potentially side-effecting comm
 FULL_OUTPUT_RE = re.compile(r"Full output:\s*(.+?)\](?:\n|\Z)", re.IGNORECASE)
 ENV_SANITIZED_KEY = "envSanitized"
 SPAWN_PREPARE_WAIT_S = 10.0
-
-
-def schema_for(profile: Profile) -> dict[str, Any]:
-    return SCHEMA if profile.wrapper else UPSTREAM_SCHEMA
 
 
 # -- pure helpers (§8.2, §8.3, §8.10, §8.11.4) ---------------------------------------------------
@@ -260,3 +256,6 @@ def _execute_upstream(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     res = run_command(str(args["command"]), cwd=ctx.root, env=engine_env(ctx.env, ctx.home),
                       profile=ctx.profile, timeout=timeout, abort=ctx.abort)
     return text_result(NAME, res.text, res.details)
+
+
+TOOL = Tool(NAME, MODE_SEQUENTIAL, by_surface(SCHEMA, UPSTREAM_SCHEMA), keep_arguments, execute)

@@ -32,24 +32,17 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from tools_impl import IMPLEMENTATION_NAME, __version__
-from tools_impl.core.arguments import validate_args
 from tools_impl.core.context import Session, ToolContext, make_env
 from tools_impl.core.errors import ArgumentError, ProtocolError, ToolAborted, ToolError
 from tools_impl.core.profile import ALL_PATCHES, REFERENCE, Profile, profile_from_json
-from tools_impl.server.tools import load_tool, tool_names
+from tools_impl.core.tool import MODE_SEQUENTIAL, Tool
+from tools_impl.server.tools import NON_TOOL_OPS, TOOLS, tool_names
 from tools_impl.server.workspace_delivery import clear_directory, extract_archive
 
 PROTOCOL_VERSION = 1
 OPS = ("hello", "workspace", "call", "cancel", "task_output", "task_stop", "task_query", "classify",
        "fs_read", "drop", "shutdown")
 SURFACES = ("minimax", "pi")
-MODE_PARALLEL = "parallel"
-MODE_SEQUENTIAL = "sequential"
-# Spec §0.7, for tool modules that do not declare ``MODE`` themselves.
-DEFAULT_TOOL_MODES: dict[str, str] = {
-    "read": MODE_PARALLEL, "grep": MODE_PARALLEL, "glob": MODE_PARALLEL,
-    "write": MODE_SEQUENTIAL, "edit": MODE_SEQUENTIAL, "bash": MODE_SEQUENTIAL,
-}
 
 JsonObj = dict[str, Any]
 LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
@@ -261,35 +254,22 @@ class Server:
         if not isinstance(tool, str):
             raise ProtocolError("call: field 'tool' must be a string")
         args = req.get("args", {})
-        try:
-            module = load_tool(tool)
-        except KeyError:
+        spec = TOOLS.get(tool)
+        if spec is None:
             self.fail(rid, f"Tool {tool} not found", "validation")
             return
         ctx = ToolContext(self._session, call_id=str(req.get("call_id") or rid))
         with self._inflight_lock:
             self._inflight[rid] = ctx
-        mode = getattr(module, "MODE", None) or DEFAULT_TOOL_MODES.get(tool, MODE_SEQUENTIAL)
-        ticket = self._sequencer.admit(mode)
-        t = threading.Thread(target=self._run_call, args=(rid, module, tool, args, ctx, ticket), daemon=True)
+        ticket = self._sequencer.admit(spec.mode)
+        t = threading.Thread(target=self._run_call, args=(rid, spec, args, ctx, ticket), daemon=True)
         self._threads.append(t)
         t.start()
 
-    def _run_call(self, rid: Any, module: Any, tool: str, args: Any, ctx: ToolContext, ticket: int) -> None:
+    def _run_call(self, rid: Any, tool: Tool, args: Any, ctx: ToolContext, ticket: int) -> None:
         try:
             self._sequencer.wait_turn(ticket)
-            if isinstance(args, dict) and hasattr(module, "prepare_arguments") and "file_path" not in args:
-                # pi's host loop runs the tool's prepareArguments before validation (legacy inputs).
-                args = module.prepare_arguments(args)
-            if hasattr(module, "schema_for_args") and isinstance(args, dict):
-                schema = module.schema_for_args(ctx.profile, args)
-            elif hasattr(module, "schema_for"):
-                schema = module.schema_for(ctx.profile)
-            else:
-                schema = module.SCHEMA
-            clean = validate_args(tool, schema, args)
-            result = module.execute(clean, ctx)
-            self.ok(rid, result.to_json())
+            self.ok(rid, tool.call(args, ctx).to_json())
         except ArgumentError as exc:
             self.fail(rid, exc.message, "validation")
         except ToolAborted as exc:
@@ -343,9 +323,7 @@ class Server:
         options = req.get("options", {})
         if not isinstance(options, dict):
             raise ProtocolError("classify: field 'options' must be an object")
-        from tools_impl.classify import claude_code as claude_bash  # imported late: tree-sitter is optional
-
-        self.ok(rid, claude_bash.classify(command, rules, options))
+        self.ok(rid, NON_TOOL_OPS["classify"](command, rules, options))
 
     def op_fs_read(self, rid: Any, req: JsonObj) -> None:
         paths = req.get("paths")
