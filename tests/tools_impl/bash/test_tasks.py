@@ -20,6 +20,7 @@ from tools_impl.bash import tool as bash
 from tools_impl.core.context import ToolContext, make_context
 from tools_impl.core.errors import ToolError
 from tools_impl.core.profile import REFERENCE, Profile
+from tools_impl.protocol.messages import REQUESTS_BY_OP
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32" or not proc_available(),
                                 reason="POSIX process groups and /proc needed")
@@ -55,8 +56,19 @@ def start_background(ctx: ToolContext, command: str, **extra: Any) -> str:
     return m.group(1)
 
 
+TASK_OPS: dict[str, Any] = {"task_output": tasks.task_output, "task_stop": tasks.task_stop,
+                            "task_query": tasks.task_query}
+
+
+def task_op(ctx: ToolContext, op: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """One task protocol op as the server runs it: fields parsed into the message, result as JSON."""
+    result = TASK_OPS[op](ctx.session, REQUESTS_BY_OP[op].from_fields(fields)).to_json()
+    assert isinstance(result, dict)
+    return result
+
+
 def output(ctx: ToolContext, tid: str, **req: Any) -> dict[str, Any]:
-    return tasks.handle_op(ctx.session, "task_output", {"op": "task_output", "task_id": tid, **req})
+    return task_op(ctx, "task_output", {"op": "task_output", "task_id": tid, **req})
 
 
 def wait_for_text(ctx: ToolContext, tid: str, needle: str, timeout: float = 30) -> None:
@@ -91,7 +103,7 @@ def test_nonblocking_task_output_of_queued_or_running_task_has_no_exit_code(tmp_
     tid = start_background(ctx, "sleep 30")
     out = output(ctx, tid)
     assert out["done"] is False and "exit_code" not in out and "error" not in out
-    tasks.handle_op(ctx.session, "task_stop", {"task_id": tid})
+    task_op(ctx, "task_stop", {"task_id": tid})
 
 
 def test_background_failure_appends_bash_status_after_streamed_output(tmp_path: Path) -> None:
@@ -120,7 +132,7 @@ def test_explicit_background_has_no_default_timeout_but_honours_given_one(tmp_pa
     assert task.timeout is None
     assert task.metadata["maxRunMs"] == 1_800_000
     assert "timeoutSeconds" not in task.metadata
-    tasks.handle_op(ctx.session, "task_stop", {"task_id": tid})
+    task_op(ctx, "task_stop", {"task_id": tid})
     tid2 = start_background(ctx, "sleep 5", timeout=0.3)
     out = output(ctx, tid2, block=True, timeout_ms=30000)
     assert out["status"] == "failed"
@@ -131,7 +143,7 @@ def test_task_stop_cancels_through_graceful_kill_running_term_trap(tmp_path: Pat
     ctx = ctx_for(tmp_path)
     tid = start_background(ctx, "trap 'echo cleanup' TERM; echo ready; sleep 60")
     wait_for_text(ctx, tid, "ready\n")
-    stopped = tasks.handle_op(ctx.session, "task_stop", {"op": "task_stop", "task_id": tid})
+    stopped = task_op(ctx, "task_stop", {"op": "task_stop", "task_id": tid})
     assert stopped["stopped"] is True
     assert stopped["status"] == "canceled"
     assert stopped["error"]["code"] == "BASH_CANCELED"
@@ -141,7 +153,7 @@ def test_task_stop_cancels_through_graceful_kill_running_term_trap(tmp_path: Pat
     assert out["output"].endswith(f"\n<bash_status>Background bash canceled: {stopped['error']['message']}"
                                   "</bash_status>\n")
     assert group_members(stopped["pid"]) == []
-    again = tasks.handle_op(ctx.session, "task_stop", {"task_id": tid})
+    again = task_op(ctx, "task_stop", {"task_id": tid})
     assert again["stopped"] is False and again["status"] == "canceled"
 
 
@@ -159,7 +171,7 @@ def test_unknown_task_id_raises_clear_error(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path)
     for op in ("task_output", "task_stop", "task_query"):
         with pytest.raises(ToolError) as info:
-            tasks.handle_op(ctx.session, op, {"task_id": "bash-00000000"})
+            task_op(ctx, op, {"task_id": "bash-00000000"})
         assert info.value.message == 'No background task with id "bash-00000000"'
 
 
@@ -167,11 +179,11 @@ def test_task_query_lists_tasks_and_reports_one(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path)
     tid = start_background(ctx, "echo hi")
     output(ctx, tid, block=True, timeout_ms=30000)
-    one = tasks.handle_op(ctx.session, "task_query", {"task_id": tid})
+    one = task_op(ctx, "task_query", {"task_id": tid})
     assert one["task_id"] == tid and one["kind"] == "bash" and one["status"] == "succeeded"
     assert one["command"] == "echo hi" and one["description"] == "echo hi" and one["done"] is True
     assert one["metadata"]["executionMode"] == "explicit_background"
-    listed = tasks.handle_op(ctx.session, "task_query", {})
+    listed = task_op(ctx, "task_query", {})
     assert [t["task_id"] for t in listed["tasks"]] == [tid]
 
 
