@@ -33,7 +33,7 @@ from tools_impl.bash import tasks
 from tools_impl.bash import tool as bash
 from tools_impl.bash.env_sanitize import resolve_bash_env_policy, sanitize_bash_subprocess_env
 from tools_impl.bash.output import OutputAccumulator
-from tools_impl.core.context import Session, ToolContext
+from tools_impl.core.context import ToolContext, WorkspaceState
 from tools_impl.core.errors import ToolAborted, ToolError
 from tools_impl.core.profile import REFERENCE, UPSTREAM_PI, Profile
 from tools_impl.protocol.messages import REQUESTS_BY_OP, TaskOutputRequest
@@ -90,7 +90,7 @@ DIRECT = REFERENCE.replace(can_consume_background_output=False)  # no task_outpu
 def task_op(ctx: ToolContext, op: str, fields: dict[str, Any]) -> dict[str, Any]:
     """One task protocol op as the server runs it: fields parsed into the message, result as JSON."""
     run = {"task_output": tasks.task_output, "task_stop": tasks.task_stop, "task_query": tasks.task_query}[op]
-    result = run(ctx.session, REQUESTS_BY_OP[op].from_fields(fields)).to_json()  # type: ignore[operator]
+    result = run(ctx.workspace, REQUESTS_BY_OP[op].from_fields(fields)).to_json()  # type: ignore[operator]
     assert isinstance(result, dict)
     return result
 
@@ -106,7 +106,7 @@ def clean_env(home: Path, **extra: str) -> dict[str, str]:
 
 def pinned(root: Path, profile: Profile = REFERENCE, **extra: str) -> ToolContext:
     home = root.parent / f"{root.name}-home"
-    return ToolContext(Session(root=str(root), env=clean_env(home, **extra), profile=profile))
+    return ToolContext(WorkspaceState(root=str(root), env=clean_env(home, **extra), profile=profile))
 
 
 @pytest.fixture
@@ -345,7 +345,7 @@ def test_explicit_background_returns_the_started_text_and_details(ws: Path) -> N
                      text)
     assert m is not None, text
     assert details == {"status": "started", "task_id": m.group(1)}
-    out = tasks.task_output(ctx.session, TaskOutputRequest(m.group(1), block=True, timeout_ms=30000)).to_json()
+    out = tasks.task_output(ctx.workspace, TaskOutputRequest(m.group(1), block=True, timeout_ms=30000)).to_json()
     assert (out["status"], out["output"], out["done"], out["exit_code"]) == ("succeeded", "bg-out\n", True, 0)
 
 
@@ -818,7 +818,7 @@ def test_env_sanitized_empty_list_does_not_use_up_the_first_report(ws: Path) -> 
     ctx = pinned(ws, DIRECT)
     _, _, plain, _ = outcome({"command": "true"}, ctx)
     assert "envSanitized" not in plain
-    ctx.session.env["MAVIS_PORT"] = "9"
+    ctx.workspace.env["MAVIS_PORT"] = "9"
     _, _, later, _ = outcome({"command": "true"}, ctx)
     assert later["envSanitized"] == ["MAVIS_PORT"]
 
@@ -900,7 +900,7 @@ def test_preflight_blocks_the_spawn_when_the_shim_cannot_be_reseeded(ws: Path, t
 
 def trash_ctx(ws: Path, runtime: dict[str, str] | None, targets: list[str] | None) -> ToolContext:
     ctx = pinned(ws)
-    ctx.session.state["host_trash"] = {"runtime": runtime,
+    ctx.workspace.state["host_trash"] = {"runtime": runtime,
                                        "execution": None if targets is None else {"targets": targets}}
     return ctx
 

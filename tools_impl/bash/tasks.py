@@ -2,7 +2,7 @@
 auto-promotion, the ``maxRunMs`` watchdog, terminal states, and the protocol operations
 ``task_output`` / ``task_stop`` / ``task_query``.
 
-One ``TaskManager`` per ``Session`` lives in ``session.state["tasks"]``. Task ids look like
+One ``TaskManager`` per ``WorkspaceState`` lives in ``workspace.state["tasks"]``. Task ids look like
 ``bash-1a2b3c4d`` (``bash-`` + 8 hex digits). States: ``queued`` → ``running`` → ``succeeded`` |
 ``failed`` | ``canceled``. Each task runs the engine (``bash_engine.run_command``) on its own
 thread with its own abort signal; the same process keeps running when a managed foreground call
@@ -49,12 +49,14 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tools_impl.bash.engine import EngineResult, SpawnHook, SpawnInputs, run_command
 from tools_impl.bash.timeouts import cap_background_bash_max_run_ms, resolve_background_bash_max_run_ms
+from tools_impl.core.context import ToolContext, WorkspaceState
 from tools_impl.core.errors import ToolAborted, ToolError
 from tools_impl.core.profile import Profile
+from tools_impl.js.text import js_number
 from tools_impl.protocol.messages import (
     TaskErrorInfo,
     TaskList,
@@ -64,9 +66,6 @@ from tools_impl.protocol.messages import (
     TaskState,
     TaskStopRequest,
 )
-
-if TYPE_CHECKING:
-    from tools_impl.core.context import Session, ToolContext
 
 SESSION_KEY = "tasks"
 TASK_ID_PREFIX = "bash-"
@@ -106,8 +105,6 @@ WAIT_SLICE_S = 0.02
 # -- pure functions (spec §8.2) ---------------------------------------------------------------
 
 def _ms_text(ms: float) -> str:
-    from tools_impl.js.text import js_number
-
     return js_number(ms)
 
 
@@ -283,7 +280,7 @@ class BashTask:
 
 
 class TaskManager:
-    """The background tasks of one session."""
+    """The background tasks of one workspace."""
 
     def __init__(self) -> None:
         self._tasks: dict[str, BashTask] = {}
@@ -298,8 +295,8 @@ class TaskManager:
         """
         profile = ctx.profile
         max_run_ms = cap_background_bash_max_run_ms(resolve_background_bash_max_run_ms(timeout, profile), profile)
-        session = ctx.session
-        session_id = session.state.setdefault("session_id", uuid.uuid4().hex)
+        workspace = ctx.workspace
+        session_id = workspace.state.setdefault("session_id", uuid.uuid4().hex)
         metadata: dict[str, Any] = {
             "parentSessionId": session_id,
             "parentTurnId": ctx.call_id,
@@ -344,19 +341,19 @@ class TaskManager:
             task.request_abort(ABORT_USER)
 
 
-def manager_for(session: Session) -> TaskManager:
-    """The session's task manager, created on first use."""
-    with session.lock:
-        mgr = session.state.get(SESSION_KEY)
+def manager_for(workspace: WorkspaceState) -> TaskManager:
+    """The workspace's task manager, created on first use."""
+    with workspace.lock:
+        mgr = workspace.state.get(SESSION_KEY)
         if not isinstance(mgr, TaskManager):
             mgr = TaskManager()
-            session.state[SESSION_KEY] = mgr
+            workspace.state[SESSION_KEY] = mgr
         return mgr
 
 
-def stop_all(session: Session) -> None:
-    """Abort every running task of ``session`` (graceful kill sequence; does not wait)."""
-    mgr = session.state.get(SESSION_KEY)
+def stop_all(workspace: WorkspaceState) -> None:
+    """Abort every running task of ``workspace`` (graceful kill sequence; does not wait)."""
+    mgr = workspace.state.get(SESSION_KEY)
     if isinstance(mgr, TaskManager):
         mgr.stop_all()
 
@@ -378,7 +375,7 @@ def run_managed_foreground(ctx: ToolContext, command: str, *, timeout: float, en
     The call's abort signal is forwarded to the task until it completes or is promoted; a
     canceled completion raises ``ToolAborted`` with the engine's message.
     """
-    mgr = manager_for(ctx.session)
+    mgr = manager_for(ctx.workspace)
     task = mgr.start(ctx, command, timeout=timeout, execution_mode=MODE_MANAGED, env=env,
                      spawn_hook=spawn_hook)
     soft_yield_s = ctx.profile.bash_soft_yield_ms / 1000
@@ -408,8 +405,8 @@ def run_managed_foreground(ctx: ToolContext, command: str, *, timeout: float, en
 # -- protocol operations ----------------------------------------------------------------------
 
 
-def task_output(session: Session, req: TaskOutputRequest) -> TaskOutputResult:
-    task = manager_for(session).get(req.task_id)
+def task_output(workspace: WorkspaceState, req: TaskOutputRequest) -> TaskOutputResult:
+    task = manager_for(workspace).get(req.task_id)
     if req.block:
         task.done.wait(req.timeout_ms / 1000)
     done = task.done.is_set()
@@ -420,13 +417,13 @@ def task_output(session: Session, req: TaskOutputRequest) -> TaskOutputResult:
                             exit_code=task.exit_code, error=task.error, text=task.final_text, skipped=skipped)
 
 
-def task_stop(session: Session, req: TaskStopRequest) -> TaskState:
-    task, stopped = manager_for(session).stop(req.task_id)
+def task_stop(workspace: WorkspaceState, req: TaskStopRequest) -> TaskState:
+    task, stopped = manager_for(workspace).stop(req.task_id)
     return dataclasses.replace(task.state(), stopped=stopped)
 
 
-def task_query(session: Session, req: TaskQueryRequest) -> TaskState | TaskList:
-    mgr = manager_for(session)
+def task_query(workspace: WorkspaceState, req: TaskQueryRequest) -> TaskState | TaskList:
+    mgr = manager_for(workspace)
     if req.task_id is None:
         return TaskList([t.state() for t in mgr.all()])
     return mgr.get(req.task_id).state()

@@ -36,7 +36,7 @@ from typing import IO, Any, Protocol
 
 from tools_impl import IMPLEMENTATION_NAME, __version__
 from tools_impl.bash import tasks
-from tools_impl.core.context import Session, ToolContext, make_env
+from tools_impl.core.context import ToolContext, WorkspaceState, make_env
 from tools_impl.core.errors import ArgumentError, ProtocolError, ToolAborted, ToolError
 from tools_impl.core.profile import (
     ALL_PATCHES,
@@ -140,7 +140,7 @@ class Server:
         self._out = out
         self._write_lock = threading.Lock()
         self._base_profile = profile
-        self._session = Session(root=os.getcwd(), env=make_env(None), profile=profile)
+        self._workspace = WorkspaceState(root=os.getcwd(), env=make_env(None), profile=profile)
         self._inflight: dict[Any, ToolContext] = {}
         self._inflight_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
@@ -152,11 +152,11 @@ class Server:
         self.register_ordered(m.CallRequest.OP, m.CallRequest.from_fields, self.admit_call)
         self.register(m.CancelRequest.OP, m.CancelRequest.from_fields, self.op_cancel)
         self.register(m.TaskOutputRequest.OP, m.TaskOutputRequest.from_fields,
-                      lambda req, _rid: tasks.task_output(self._session, req), worker=True)
+                      lambda req, _rid: tasks.task_output(self._workspace, req), worker=True)
         self.register(m.TaskStopRequest.OP, m.TaskStopRequest.from_fields,
-                      lambda req, _rid: tasks.task_stop(self._session, req), worker=True)
+                      lambda req, _rid: tasks.task_stop(self._workspace, req), worker=True)
         self.register(m.TaskQueryRequest.OP, m.TaskQueryRequest.from_fields,
-                      lambda req, _rid: tasks.task_query(self._session, req), worker=True)
+                      lambda req, _rid: tasks.task_query(self._workspace, req), worker=True)
         self.register(m.ClassifyRequest.OP, m.ClassifyRequest.from_fields, self.op_classify)
         self.register_ordered(m.FsReadRequest.OP, m.FsReadRequest.from_fields, self.admit_fs_read)
         self.register(m.DropRequest.OP, m.DropRequest.from_fields, self.op_drop)
@@ -263,7 +263,7 @@ class Server:
 
     # -- ops ------------------------------------------------------------------------------
     def op_hello(self, req: m.HelloRequest, rid: m.RequestId) -> m.HelloResult:
-        profile = self._session.profile
+        profile = self._workspace.profile
         return m.HelloResult(
             protocol=m.PROTOCOL_VERSION,
             implementation=IMPLEMENTATION_NAME,
@@ -294,14 +294,14 @@ class Server:
         elif not os.path.isdir(root):
             os.makedirs(root, exist_ok=True)
         self._stop_session_tasks()
-        self._session = Session(root=root, env=make_env(req.env), profile=profile)
+        self._workspace = WorkspaceState(root=root, env=make_env(req.env), profile=profile)
         return m.WorkspaceResult(root, members, sorted(profile.patches), profile.wrapper)
 
     def admit_call(self, req: m.CallRequest, rid: m.RequestId) -> tuple[ExecutionMode, Run]:
         tool = TOOLS.get(req.tool)
         if tool is None:
             raise ArgumentError(f"Tool {req.tool} not found")
-        ctx = ToolContext(self._session, call_id=req.call_id or str(rid))
+        ctx = ToolContext(self._workspace, call_id=req.call_id or str(rid))
         with self._inflight_lock:
             self._inflight[rid] = ctx
 
@@ -325,7 +325,7 @@ class Server:
         return m.ClassifyResult(NON_TOOL_OPS["classify"](req.command, req.rules, req.options))
 
     def admit_fs_read(self, req: m.FsReadRequest, rid: m.RequestId) -> tuple[ExecutionMode, Run]:
-        root = self._session.root
+        root = self._workspace.root
         return MODE_SEQUENTIAL, lambda: m.FsReadResult({p: describe_path(os.path.join(root, p)) for p in req.paths})
 
     def op_drop(self, req: m.DropRequest, rid: m.RequestId) -> m.DropResult:
@@ -343,7 +343,7 @@ class Server:
         return m.ShutdownResult()
 
     def _stop_session_tasks(self) -> None:
-        tasks.stop_all(self._session)
+        tasks.stop_all(self._workspace)
 
     def wait_idle(self, timeout: float = 5.0) -> None:
         for t in list(self._threads):

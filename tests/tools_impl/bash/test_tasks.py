@@ -62,7 +62,7 @@ TASK_OPS: dict[str, Any] = {"task_output": tasks.task_output, "task_stop": tasks
 
 def task_op(ctx: ToolContext, op: str, fields: dict[str, Any]) -> dict[str, Any]:
     """One task protocol op as the server runs it: fields parsed into the message, result as JSON."""
-    result = TASK_OPS[op](ctx.session, REQUESTS_BY_OP[op].from_fields(fields)).to_json()
+    result = TASK_OPS[op](ctx.workspace, REQUESTS_BY_OP[op].from_fields(fields)).to_json()
     assert isinstance(result, dict)
     return result
 
@@ -128,7 +128,7 @@ def test_background_failure_without_output_is_the_status_text(tmp_path: Path) ->
 def test_explicit_background_has_no_default_timeout_but_honours_given_one(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path)
     tid = start_background(ctx, "sleep 5")
-    task = tasks.manager_for(ctx.session).get(tid)
+    task = tasks.manager_for(ctx.workspace).get(tid)
     assert task.timeout is None
     assert task.metadata["maxRunMs"] == 1_800_000
     assert "timeoutSeconds" not in task.metadata
@@ -164,7 +164,7 @@ def test_watchdog_fails_task_after_max_run_ms(tmp_path: Path) -> None:
     assert out["status"] == "failed"
     assert out["error"] == {"message": "Background bash exceeded maxRunMs (400ms)", "code": "TIMEOUT"}
     assert out["output"] == "Background bash timed out after 400ms (exceeded maxRunMs): Command aborted"
-    assert tasks.manager_for(ctx.session).get(tid).metadata["maxRunMs"] == 400
+    assert tasks.manager_for(ctx.workspace).get(tid).metadata["maxRunMs"] == 400
 
 
 def test_unknown_task_id_raises_clear_error(tmp_path: Path) -> None:
@@ -190,7 +190,7 @@ def test_task_query_lists_tasks_and_reports_one(tmp_path: Path) -> None:
 def test_stop_all_stops_every_running_task_of_the_session(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path)
     tids = [start_background(ctx, "sleep 30") for _ in range(2)]
-    tasks.stop_all(ctx.session)
+    tasks.stop_all(ctx.workspace)
     for tid in tids:
         assert output(ctx, tid, block=True, timeout_ms=30000)["status"] == "canceled"
 
@@ -214,7 +214,7 @@ def test_managed_foreground_auto_promotes_and_keeps_the_same_process(tmp_path: P
     out = output(ctx, tid, block=True, timeout_ms=30000)
     assert out["output"] == "first\nsecond\n"
     assert out["status"] == "succeeded"
-    task = tasks.manager_for(ctx.session).get(tid)
+    task = tasks.manager_for(ctx.workspace).get(tid)
     assert task.pid == shell_pid
     assert task.metadata["executionMode"] == "auto_promoted"
     assert task.metadata["foregroundSoftYieldMs"] == 300
@@ -232,7 +232,7 @@ def test_promoted_task_keeps_the_foreground_timeout(tmp_path: Path) -> None:
 def test_managed_completion_marks_metadata_foreground(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path)
     res = bash.execute({"command": "echo hi"}, ctx)
-    task = tasks.manager_for(ctx.session).get((res.details or {})["task_id"])
+    task = tasks.manager_for(ctx.workspace).get((res.details or {})["task_id"])
     assert task.metadata["executionMode"] == "managed_foreground"
     assert task.metadata["completionOrigin"] == "foreground"
     assert task.delivered
