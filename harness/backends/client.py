@@ -1,6 +1,8 @@
-"""Client side of the JSON-lines tool protocol (DESIGN §2): send a request, wait for the response
-with the same ``id`` under a host deadline. Transport-agnostic: it talks to any pair of binary
-streams (a local subprocess, ``docker exec -i``, a socket).
+"""Client side of the JSON-lines tool protocol: send a request, wait for the response with the
+same ``id`` under a host deadline. Transport-agnostic: it talks to any pair of binary streams (a
+local subprocess, ``docker exec -i``, a socket). Requests and responses are encoded and decoded
+with the protocol's message types (``tools_impl.protocol.messages``), shared with the reference
+server; ``send_message`` takes a typed request, ``send`` an op name and its fields.
 
 Contract: ``request`` returns a ``Response`` or raises ``InfrastructureError`` when the deadline
 passes, the stream ends, or a line is not a protocol response. It never returns a partial object.
@@ -16,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from harness.errors import InfrastructureError
+from tools_impl.core.errors import ProtocolError
+from tools_impl.protocol import messages
 
 JsonObj = dict[str, Any]
 STDERR_TAIL_BYTES = 8192
@@ -36,7 +40,13 @@ class Response:
 
     @property
     def error_kind(self) -> str:
-        return str(self.error.get("kind", "tool"))
+        return str(self.error.get("kind", messages.KIND_TOOL))
+
+    @classmethod
+    def from_message(cls, message: messages.ResponseMessage) -> Response:
+        if isinstance(message, messages.OkResponse):
+            return cls(message.id, True, message.result)
+        return cls(message.id, False, error=message.error.to_json())
 
 
 class ProtocolClient:
@@ -84,10 +94,11 @@ class ProtocolClient:
                 except json.JSONDecodeError:
                     self.noise.append(line[:500])
                     continue
-                if not isinstance(obj, dict) or "ok" not in obj:
+                try:
+                    resp = Response.from_message(messages.parse_response(obj))
+                except ProtocolError:
                     self.noise.append(line[:500])
                     continue
-                resp = Response(obj.get("id"), bool(obj["ok"]), obj.get("result"), obj.get("error") or {})
                 with self._lock:
                     waiter = self._waiting.pop(resp.id, None)
                 if waiter is not None:
@@ -112,7 +123,7 @@ class ProtocolClient:
             if self._closed:
                 raise InfrastructureError(self._dead_message(op))
             self._waiting[rid] = box
-        payload = {"id": rid, "op": op, **(fields or {})}
+        payload = messages.encode_request(rid, op, fields or {})
         try:
             self._stdin.write((json.dumps(payload, ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape"))
             self._stdin.flush()
@@ -121,6 +132,10 @@ class ProtocolClient:
                 self._waiting.pop(rid, None)
             raise InfrastructureError(f"{self._dead_message(op)} ({exc})") from exc
         return rid, box
+
+    def send_message(self, message: messages.RequestMessage) -> tuple[Any, queue.Queue[Response | None]]:
+        """``send`` of a typed request."""
+        return self.send(message.OP, message.to_fields())
 
     def wait(self, op: str, rid: Any, box: queue.Queue[Response | None], deadline_s: float) -> Response:
         try:

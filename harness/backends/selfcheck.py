@@ -2,6 +2,8 @@
 docker), in the spirit of inspect_ai's sandbox self_check. Each check builds its own workspace,
 talks to the implementation through the backend, and passes, fails (with a message), is skipped
 (with a reason), or is an expected failure listed in ``KNOWN_FAILURES`` for that backend.
+Every answer a check receives is validated against the protocol's JSON Schema
+(``tools_impl/protocol/protocol.schema.json``): a response that does not conform fails the check.
 """
 
 from __future__ import annotations
@@ -11,13 +13,18 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
+import jsonschema
+
 from harness.backends.base import Backend, HelloInfo
+from harness.backends.client import Response
 from harness.errors import HarnessError
 from harness.model.observation import Observation
 from harness.model.scenario import Workspace, WorkspaceEntry
 from harness.run.workspace_archive import build_archive
+from tools_impl.protocol.messages import load_schema
 
 CALL_DEADLINE_S = 30.0
 TIMEOUT_CHECK_SLEEP_S = 3.5
@@ -38,6 +45,30 @@ KNOWN_FAILURES: dict[str, dict[str, str]] = {
 
 class CheckFailed(Exception):
     pass
+
+
+@cache
+def _schema_validator(defn: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator({"$ref": f"#/$defs/{defn}", "$defs": load_schema()["$defs"]})
+
+
+def validate_response(op: str, resp: Response, result_defn: str | None) -> None:
+    """Raise ``CheckFailed`` unless ``resp`` (the answer to ``op``) is a protocol response and, when
+    it succeeded, its result matches ``#/$defs/<result_defn>``."""
+    wire: dict[str, Any] = {"id": resp.id, "ok": resp.ok}
+    if resp.ok:
+        wire["result"] = resp.result
+    else:
+        wire["error"] = resp.error
+    checks = [("response", wire)]
+    if resp.ok and result_defn is not None:
+        checks.append((result_defn, resp.result))
+    for defn, instance in checks:
+        error = jsonschema.exceptions.best_match(_schema_validator(defn).iter_errors(instance))
+        if error is not None:
+            where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+            raise CheckFailed(f"the answer to {op!r} does not match the protocol schema ({defn}) at {where}: "
+                              f"{error.message}")
 
 
 class CheckSkipped(Exception):
@@ -92,7 +123,9 @@ class _Ctx:
     def call(self, tool: str, args: dict[str, Any], deadline_s: float = CALL_DEADLINE_S) -> Observation:
         t0 = time.monotonic()
         resp = self.backend.request("call", {"tool": tool, "args": args}, deadline_s=deadline_s)
-        return Observation.from_response(resp, time.monotonic() - t0)
+        duration = time.monotonic() - t0
+        validate_response("call", resp, "toolResult")
+        return Observation.from_response(resp, duration)
 
     def file(self, root: str, path: str) -> Any:
         return self.backend.read_files(root, [path])[path]
@@ -215,6 +248,20 @@ def check_fifo_guard(c: _Ctx) -> None:
             raise CheckFailed(f"reading a FIFO should be refused by the guard, got {text!r}")
 
 
+def check_protocol_schema(c: _Ctx) -> None:
+    validate_response("hello", c.backend.request("hello", {}, deadline_s=CALL_DEADLINE_S), "helloResult")
+    with c.workspace():
+        if "cancel" in c.hello.ops:
+            resp = c.backend.request("cancel", {"target": "selfcheck-nothing"}, deadline_s=CALL_DEADLINE_S)
+            validate_response("cancel", resp, "cancelResult")
+        if "task_query" in c.hello.ops:
+            validate_response("task_query", c.backend.request("task_query", {}, deadline_s=CALL_DEADLINE_S),
+                              "taskQueryResult")
+        # an error answer: a tool that no implementation has
+        validate_response("call", c.backend.request("call", {"tool": "selfcheck-no-such-tool", "args": {}},
+                                                    deadline_s=CALL_DEADLINE_S), None)
+
+
 CHECKS: dict[str, Callable[[_Ctx], None]] = {
     "utf8_round_trip": check_utf8_round_trip,
     "crlf_preserved": check_crlf_preserved,
@@ -225,6 +272,7 @@ CHECKS: dict[str, Callable[[_Ctx], None]] = {
     "large_outputs": check_large_outputs,
     "symlinks": check_symlinks,
     "fifo_guard": check_fifo_guard,
+    "protocol_schema": check_protocol_schema,
 }
 
 

@@ -33,9 +33,10 @@ from tools_impl.bash import tasks
 from tools_impl.bash import tool as bash
 from tools_impl.bash.env_sanitize import resolve_bash_env_policy, sanitize_bash_subprocess_env
 from tools_impl.bash.output import OutputAccumulator
-from tools_impl.core.context import Session, ToolContext
+from tools_impl.core.context import ToolContext, WorkspaceState
 from tools_impl.core.errors import ToolAborted, ToolError
 from tools_impl.core.profile import REFERENCE, UPSTREAM_PI, Profile
+from tools_impl.protocol.messages import REQUESTS_BY_OP, TaskOutputRequest
 from tools_impl.shared.truncation import head_tail_lines, truncate_tail
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX bash conformance")
@@ -86,6 +87,14 @@ DIRECT = REFERENCE.replace(can_consume_background_output=False)  # no task_outpu
 # ---------------------------------------------------------------- helpers
 
 
+def task_op(ctx: ToolContext, op: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """One task protocol op as the server runs it: fields parsed into the message, result as JSON."""
+    run = {"task_output": tasks.task_output, "task_stop": tasks.task_stop, "task_query": tasks.task_query}[op]
+    result = run(ctx.workspace, REQUESTS_BY_OP[op].from_fields(fields)).to_json()  # type: ignore[operator]
+    assert isinstance(result, dict)
+    return result
+
+
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
     """A pinned tool environment: nothing of the caller's leaks into envSanitized."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
@@ -97,7 +106,7 @@ def clean_env(home: Path, **extra: str) -> dict[str, str]:
 
 def pinned(root: Path, profile: Profile = REFERENCE, **extra: str) -> ToolContext:
     home = root.parent / f"{root.name}-home"
-    return ToolContext(Session(root=str(root), env=clean_env(home, **extra), profile=profile))
+    return ToolContext(WorkspaceState(root=str(root), env=clean_env(home, **extra), profile=profile))
 
 
 @pytest.fixture
@@ -272,14 +281,14 @@ def test_head_tail_budget_example_of_the_spec() -> None:
 
 
 def test_schema_and_mode_of_the_bash_tool() -> None:
-    schema = bash.schema_for(REFERENCE)
+    schema = bash.TOOL.surface_schema(REFERENCE)
     assert schema["required"] == ["command"]
     props = schema["properties"]
     assert props["command"] == {"type": "string"}
     assert props["timeout"]["type"] == "number" and props["timeout"]["maximum"] == 2147483
     assert props["run_in_background"] == {"type": "boolean"}
     assert set(props) == {"command", "timeout", "run_in_background"}
-    assert bash.MODE == "sequential"
+    assert bash.TOOL.mode == "sequential"
 
 
 @pytest.mark.parametrize(
@@ -336,7 +345,7 @@ def test_explicit_background_returns_the_started_text_and_details(ws: Path) -> N
                      text)
     assert m is not None, text
     assert details == {"status": "started", "task_id": m.group(1)}
-    out = tasks.task_output(ctx.session, {"task_id": m.group(1), "block": True, "timeout_ms": 30000})
+    out = tasks.task_output(ctx.workspace, TaskOutputRequest(m.group(1), block=True, timeout_ms=30000)).to_json()
     assert (out["status"], out["output"], out["done"], out["exit_code"]) == ("succeeded", "bg-out\n", True, 0)
 
 
@@ -344,8 +353,8 @@ def test_explicit_background_keeps_the_timeout_untouched_and_sizes_the_watchdog(
     ctx = pinned(ws)
     _, _, no_timeout, _ = outcome({"command": "true", "run_in_background": True}, ctx)
     _, _, long_timeout, _ = outcome({"command": "true", "run_in_background": True, "timeout": 4000}, ctx)
-    meta_none = tasks.task_query(ctx.session, {"task_id": no_timeout["task_id"]})["metadata"]
-    meta_long = tasks.task_query(ctx.session, {"task_id": long_timeout["task_id"]})["metadata"]
+    meta_none = task_op(ctx, "task_query", {"task_id": no_timeout["task_id"]})["metadata"]
+    meta_long = task_op(ctx, "task_query", {"task_id": long_timeout["task_id"]})["metadata"]
     assert "timeoutSeconds" not in meta_none
     assert (meta_none["maxRunMs"], meta_none["executionMode"], meta_none["command"]) == (
         1_800_000, "explicit_background", "true")
@@ -357,7 +366,7 @@ def test_explicit_background_has_no_default_command_timeout(ws: Path) -> None:
     # The 120 s default does not apply: only the watchdog bounds it (shrunk here to observe it).
     ctx = pinned(ws, REFERENCE.replace(bash_default_timeout_s=0.2))
     _, _, details, _ = outcome({"command": "sleep 0.6; echo survived", "run_in_background": True}, ctx)
-    out = tasks.task_output(ctx.session, {"task_id": details["task_id"], "block": True, "timeout_ms": 30000})
+    out = task_op(ctx, "task_output", {"task_id": details["task_id"], "block": True, "timeout_ms": 30000})
     assert (out["status"], out["output"]) == ("succeeded", "survived\n")
 
 
@@ -366,7 +375,7 @@ def test_managed_foreground_completion_carries_status_and_task_id(ws: Path) -> N
     kind, text, details, is_error = outcome({"command": "echo managed"}, ctx)
     assert (kind, text, is_error) == ("result", "managed\n", False)
     assert details["status"] == "completed" and re.fullmatch(TASK_ID_RE, details["task_id"])
-    meta = tasks.task_query(ctx.session, {"task_id": details["task_id"]})["metadata"]
+    meta = task_op(ctx, "task_query", {"task_id": details["task_id"]})["metadata"]
     assert (meta["executionMode"], meta["completionOrigin"], meta["timeoutSeconds"], meta["maxRunMs"]) == (
         "managed_foreground", "foreground", 120, 1_800_000)
 
@@ -374,7 +383,7 @@ def test_managed_foreground_completion_carries_status_and_task_id(ws: Path) -> N
 def test_managed_foreground_timeout_is_clamped_to_300_seconds(ws: Path) -> None:
     ctx = pinned(ws)
     _, _, details, _ = outcome({"command": "true", "timeout": 1000}, ctx)
-    meta = tasks.task_query(ctx.session, {"task_id": details["task_id"]})["metadata"]
+    meta = task_op(ctx, "task_query", {"task_id": details["task_id"]})["metadata"]
     assert (meta["timeoutSeconds"], meta["maxRunMs"]) == (300, 1_800_000)
 
 
@@ -394,9 +403,9 @@ def test_soft_yield_promotes_the_same_process_to_a_background_task(ws: Path) -> 
     gate.touch()
     assert (kind, is_error, details["status"]) == ("result", False, "auto_promoted")
     assert text == (f'<bash_background task_id="{details["task_id"]}">\n{LEAD_PROMOTED}{BACKGROUND_TAIL}')
-    meta = tasks.task_query(ctx.session, {"task_id": details["task_id"]})["metadata"]
+    meta = task_op(ctx, "task_query", {"task_id": details["task_id"]})["metadata"]
     assert (meta["executionMode"], meta["foregroundSoftYieldMs"]) == ("auto_promoted", 300)
-    out = tasks.task_output(ctx.session, {"task_id": details["task_id"], "block": True, "timeout_ms": 30000})
+    out = task_op(ctx, "task_output", {"task_id": details["task_id"], "block": True, "timeout_ms": 30000})
     assert (out["status"], out["output"]) == ("succeeded", "first\nsecond\n")
     assert marker.read_text() == "run\n"  # no restart
 
@@ -809,7 +818,7 @@ def test_env_sanitized_empty_list_does_not_use_up_the_first_report(ws: Path) -> 
     ctx = pinned(ws, DIRECT)
     _, _, plain, _ = outcome({"command": "true"}, ctx)
     assert "envSanitized" not in plain
-    ctx.session.env["MAVIS_PORT"] = "9"
+    ctx.workspace.env["MAVIS_PORT"] = "9"
     _, _, later, _ = outcome({"command": "true"}, ctx)
     assert later["envSanitized"] == ["MAVIS_PORT"]
 
@@ -891,7 +900,7 @@ def test_preflight_blocks_the_spawn_when_the_shim_cannot_be_reseeded(ws: Path, t
 
 def trash_ctx(ws: Path, runtime: dict[str, str] | None, targets: list[str] | None) -> ToolContext:
     ctx = pinned(ws)
-    ctx.session.state["host_trash"] = {"runtime": runtime,
+    ctx.workspace.state["host_trash"] = {"runtime": runtime,
                                        "execution": None if targets is None else {"targets": targets}}
     return ctx
 
@@ -969,7 +978,7 @@ def test_a_plain_command_is_not_a_trash_call(ws: Path) -> None:
 
 
 def finished(ctx: ToolContext, task_id: str) -> dict[str, Any]:
-    return tasks.task_output(ctx.session, {"task_id": task_id, "block": True, "timeout_ms": 60000})
+    return task_op(ctx, "task_output", {"task_id": task_id, "block": True, "timeout_ms": 60000})
 
 
 def test_watchdog_fails_the_task_with_timeout_code_and_text(ws: Path) -> None:
@@ -987,8 +996,8 @@ def test_task_stop_cancels_with_the_graceful_kill_sequence(ws: Path) -> None:
     _, _, details, _ = outcome({"command": "trap 'echo trapped; exit 0' TERM; echo ready; sleep 30 & wait",
                                 "run_in_background": True}, ctx)
     tid = details["task_id"]
-    assert wait_for(lambda: "ready" in tasks.task_output(ctx.session, {"task_id": tid})["output"])
-    stopped = tasks.task_stop(ctx.session, {"task_id": tid})
+    assert wait_for(lambda: "ready" in task_op(ctx, "task_output", {"task_id": tid})["output"])
+    stopped = task_op(ctx, "task_stop", {"task_id": tid})
     assert (stopped["status"], stopped["stopped"]) == ("canceled", True)
     out = finished(ctx, tid)
     assert out["error"] == {"message": "ready\ntrapped\n\n\nCommand aborted", "code": "BASH_CANCELED"}
@@ -1027,9 +1036,9 @@ def test_task_ops_reject_bad_requests_and_unknown_ids(ws: Path) -> None:
 
     ctx = pinned(ws)
     with pytest.raises(ProtocolError):
-        tasks.task_output(ctx.session, {"task_id": 5})
+        task_op(ctx, "task_output", {"task_id": 5})
     with pytest.raises(ToolError):
-        tasks.task_stop(ctx.session, {"task_id": "bash-00000000"})
+        task_op(ctx, "task_stop", {"task_id": "bash-00000000"})
 
 
 # ---------------------------------------------------------------- §8.4 shell selection, §8.14 PowerShell
@@ -1308,7 +1317,7 @@ def test_upstream_engine_timer_above_the_32_bit_limit_fires_at_once(ws: Path) ->
 def test_upstream_engine_has_no_default_timeout_and_no_cap(ws: Path) -> None:
     # 0 and negative timeouts arm no timer at all (no 120 s default either).
     assert outcome({"command": "sleep 0.3; echo ok", "timeout": 0}, pinned(ws, UPSTREAM_PI))[:2] == ("result", "ok\n")
-    assert UPSTREAM_PI.with_patches({}).wrapper is False and "maximum" not in str(bash.schema_for(UPSTREAM_PI))
+    assert UPSTREAM_PI.with_patches({}).wrapper is False and "maximum" not in str(bash.TOOL.surface_schema(UPSTREAM_PI))
 
 
 def test_rm_shim_is_never_installed_on_windows(ws: Path, tmp_path: Path) -> None:

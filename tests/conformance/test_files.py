@@ -75,9 +75,9 @@ def num(lines: list[str], start: int = 1) -> str:
 
 
 def test_execution_modes_are_parallel_for_read_and_sequential_for_write_and_edit() -> None:
-    assert read_tool.MODE == "parallel"
-    assert write_tool.MODE == "sequential"
-    assert edit_tool.MODE == "sequential"
+    assert read_tool.TOOL.mode == "parallel"
+    assert write_tool.TOOL.mode == "sequential"
+    assert edit_tool.TOOL.mode == "sequential"
 
 
 def test_relative_paths_resolve_against_the_workspace_root_and_absolute_paths_are_accepted(tmp_path: Path) -> None:
@@ -467,8 +467,8 @@ def test_read_upstream_has_no_numbers_guards_reminder_or_cap(tmp_path: Path) -> 
     assert call("read", {"path": "bin.dat"}, tmp_path, UPSTREAM_PI).text == "ab\x00cd"
     res = call("read", {"path": "big.txt"}, tmp_path, UPSTREAM_PI)
     assert res.text == ("y" * 99 + "\n") * 400 and res.details is None
-    assert "pages" not in read_tool.schema_for(UPSTREAM_PI)["properties"]
-    assert "pages" in read_tool.schema_for(REFERENCE)["properties"]
+    assert "pages" not in read_tool.TOOL.surface_schema(UPSTREAM_PI)["properties"]
+    assert "pages" in read_tool.TOOL.surface_schema(REFERENCE)["properties"]
 
 
 # §2.3 wrapper path candidates
@@ -897,9 +897,9 @@ def test_edit_invalid_engine_input_raises(tmp_path: Path) -> None:
 
 def test_edit_legacy_inputs_are_accepted_by_prepare_arguments(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("abc")
-    args = edit_tool.prepare_arguments({"path": "a.txt", "oldText": "b", "newText": "B"})
+    args = edit_tool.TOOL.prepare({"path": "a.txt", "oldText": "b", "newText": "B"})
     assert call("edit", args, tmp_path).text == "Successfully replaced 1 block(s) in a.txt."
-    args = edit_tool.prepare_arguments({"path": "a.txt", "edits": json.dumps([{"oldText": "c", "newText": "C"}])})
+    args = edit_tool.TOOL.prepare({"path": "a.txt", "edits": json.dumps([{"oldText": "c", "newText": "C"}])})
     call("edit", args, tmp_path)
     assert (tmp_path / "a.txt").read_text() == "aBC"
 

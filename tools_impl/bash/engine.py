@@ -33,6 +33,7 @@ import contextlib
 import math
 import os
 import queue
+import selectors
 import signal
 import subprocess
 import sys
@@ -42,7 +43,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from tools_impl.bash.env_sanitize import sanitize_bash_subprocess_env
 from tools_impl.bash.output import OutputAccumulator, append_status, format_output
+from tools_impl.bash.powershell import prepare_invocation
+from tools_impl.bash.shell import SHELL_TYPE_BASH, engine_bin_dir, get_shell_config, prepend_engine_bin
 from tools_impl.core.errors import ToolAborted, ToolError
 from tools_impl.core.profile import (
     PATCH_BASH_GRACEFUL_KILL,
@@ -334,8 +338,6 @@ class _PosixReader:
     """Reads both pipes with a selector on the calling thread, so closing them is safe."""
 
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
-        import selectors
-
         self._sel = selectors.DefaultSelector()
         self._files: dict[int, tuple[IO[bytes], str]] = {}
         for f, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
@@ -424,13 +426,9 @@ class _ThreadReader:
 
 def _build_argv(command: str, cwd: str, env: Mapping[str, str], profile: Profile,
                 abort: threading.Event) -> tuple[list[str], str | None, dict[str, str]]:
-    from tools_impl.bash.shell import SHELL_TYPE_BASH, get_shell_config
-
     shell = get_shell_config(profile, env)
     if shell.type == SHELL_TYPE_BASH:
         return [shell.shell, *shell.args, command], None, {}
-    from tools_impl.bash.powershell import prepare_invocation  # PowerShell launchers, spec §8.14
-
     inv = prepare_invocation(shell, command, cwd=cwd, env=env, profile=profile, abort=abort)
     return list(inv.argv), inv.stdin_text, dict(inv.env_additions)
 
@@ -601,15 +599,11 @@ def _drain_available(reader: _PosixReader | _ThreadReader, acc: OutputAccumulato
 
 def engine_env(env: Mapping[str, str], home: str, platform: str = sys.platform) -> dict[str, str]:
     """§8.5 step 1: a copy of the tools' environment with ``<agentDir>/bin`` in front of PATH."""
-    from tools_impl.bash.shell import engine_bin_dir, prepend_engine_bin
-
     return prepend_engine_bin(dict(env), engine_bin_dir(env, home), platform)
 
 
 def sanitizing_hook(policy: Any, profile: Profile, removed_sink: list[str]) -> SpawnHook:
     """The wrapper's spawn hook (spec §8.11.3): sanitise the env and record the removed names."""
-    from tools_impl.bash.env_sanitize import sanitize_bash_subprocess_env
-
     def hook(inputs: SpawnInputs) -> SpawnInputs:
         res = sanitize_bash_subprocess_env(inputs.env, policy, profile)
         removed_sink[:] = list(res.removed)

@@ -20,13 +20,9 @@ import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from tools_impl.core.profile import PATCH_WRAP_SCRUB_PROVIDER_KEY, Profile
 from tools_impl.js.text import js_trim
-
-if TYPE_CHECKING:
-    from tools_impl.core.context import ToolContext
 
 MODE_OFF = "off"
 MODE_SCRUB = "scrub"
@@ -226,14 +222,3 @@ def sanitize_bash_subprocess_env(
                 out["PATH"] = new_path
     # JavaScript sorts by UTF-16 code units; big-endian UTF-16 bytes give the same order.
     return SanitizeResult(env=out, removed=tuple(sorted(removed, key=lambda n: n.encode("utf-16-be", "surrogatepass"))))
-
-
-def agent_bash_env_policy(ctx: ToolContext, platform: str = sys.platform) -> BashEnvPolicy:
-    """The bash tool's policy: mode from ``ctx.env``; with ``ctx.profile.data_dir`` set and not on
-    win32, also the rm shim directory in front of PATH and the shim preflight (§8.12.1).
-
-    Also (re)installs the shim, and the ``mavis-trash`` program once per session.
-    """
-    from tools_impl.bash import trash  # local import: trash builds on this module
-
-    return trash.resolve_agent_bash_env_policy(ctx, platform)

@@ -2,7 +2,7 @@
 auto-promotion, the ``maxRunMs`` watchdog, terminal states, and the protocol operations
 ``task_output`` / ``task_stop`` / ``task_query``.
 
-One ``TaskManager`` per ``Session`` lives in ``session.state["tasks"]``. Task ids look like
+One ``TaskManager`` per ``WorkspaceState`` lives in ``workspace.state["tasks"]``. Task ids look like
 ``bash-1a2b3c4d`` (``bash-`` + 8 hex digits). States: ``queued`` → ``running`` → ``succeeded`` |
 ``failed`` | ``canceled``. Each task runs the engine (``bash_engine.run_command``) on its own
 thread with its own abort signal; the same process keeps running when a managed foreground call
@@ -42,21 +42,30 @@ Unknown task ids raise ``ToolError`` (``No background task with id "<id>"``).
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import threading
 import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tools_impl.bash.engine import EngineResult, SpawnHook, SpawnInputs, run_command
 from tools_impl.bash.timeouts import cap_background_bash_max_run_ms, resolve_background_bash_max_run_ms
-from tools_impl.core.errors import ProtocolError, ToolAborted, ToolError
+from tools_impl.core.context import ToolContext, WorkspaceState
+from tools_impl.core.errors import ToolAborted, ToolError
 from tools_impl.core.profile import Profile
-
-if TYPE_CHECKING:
-    from tools_impl.core.context import Session, ToolContext
+from tools_impl.js.text import js_number
+from tools_impl.protocol.messages import (
+    TaskErrorInfo,
+    TaskList,
+    TaskOutputRequest,
+    TaskOutputResult,
+    TaskQueryRequest,
+    TaskState,
+    TaskStopRequest,
+)
 
 SESSION_KEY = "tasks"
 TASK_ID_PREFIX = "bash-"
@@ -89,7 +98,6 @@ UNKNOWN_TASK = 'No background task with id "{task_id}"'
 
 DESCRIPTION_MAX_CHARS = 80
 TASK_OUTPUT_MAX_CHARS = 1_000_000
-DEFAULT_BLOCK_TIMEOUT_MS = 30_000
 STOP_WAIT_S = 10.0
 WAIT_SLICE_S = 0.02
 
@@ -97,8 +105,6 @@ WAIT_SLICE_S = 0.02
 # -- pure functions (spec §8.2) ---------------------------------------------------------------
 
 def _ms_text(ms: float) -> str:
-    from tools_impl.js.text import js_number
-
     return js_number(ms)
 
 
@@ -113,15 +119,6 @@ def new_task_id() -> str:
 
 
 # -- the task -------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class TaskError:
-    message: str
-    code: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"message": self.message, "code": self.code}
-
 
 class BashTask:
     """One background bash command: its process, output, state and terminal result."""
@@ -144,7 +141,7 @@ class BashTask:
         self.done = threading.Event()
         self.exit_code: int | None = None
         self.exited = False
-        self.error: TaskError | None = None
+        self.error: TaskErrorInfo | None = None
         self.engine_error: ToolError | None = None
         self.result: EngineResult | None = None
         self.final_text: str | None = None
@@ -236,25 +233,25 @@ class BashTask:
             self.engine_error = exc
             if self.abort_reason == ABORT_TIMEOUT:
                 ms = _ms_text(self.max_run_ms)
-                self._finish(FAILED, TaskError(WATCHDOG_MESSAGE.format(ms=ms), CODE_TIMEOUT),
+                self._finish(FAILED, TaskErrorInfo(WATCHDOG_MESSAGE.format(ms=ms), CODE_TIMEOUT),
                              WATCHDOG_TEXT.format(ms=ms, err=exc.message))
             else:
-                self._finish(CANCELED, TaskError(exc.message, CODE_CANCELED), CANCELED_TEXT.format(err=exc.message))
+                self._finish(CANCELED, TaskErrorInfo(exc.message, CODE_CANCELED), CANCELED_TEXT.format(err=exc.message))
         except ToolError as exc:
             self.engine_error = exc
             self.exit_code = getattr(exc, "exit_code", None)
             self.exited = self.exit_code is not None
-            self._finish(FAILED, TaskError(exc.message, CODE_FAILED), FAILED_TEXT.format(err=exc.message))
+            self._finish(FAILED, TaskErrorInfo(exc.message, CODE_FAILED), FAILED_TEXT.format(err=exc.message))
         except Exception as exc:  # an engine bug must still end the task
             msg = f"{type(exc).__name__}: {exc}"
-            self._finish(FAILED, TaskError(msg, CODE_FAILED), FAILED_TEXT.format(err=msg))
+            self._finish(FAILED, TaskErrorInfo(msg, CODE_FAILED), FAILED_TEXT.format(err=msg))
         else:
             self.result = result
             self.exit_code = result.exit_code
             self.exited = True
             self._finish(SUCCEEDED, None, None)
 
-    def _finish(self, status: str, error: TaskError | None, status_text: str | None) -> None:
+    def _finish(self, status: str, error: TaskErrorInfo | None, status_text: str | None) -> None:
         self.spawn_prepared.set()
         if self._watchdog is not None:
             self._watchdog.cancel()
@@ -276,27 +273,14 @@ class BashTask:
         self.done.set()
 
     # -- views --------------------------------------------------------------------------
-    def state_json(self) -> dict[str, Any]:
-        return {
-            "task_id": self.id,
-            "kind": KIND_BASH,
-            "status": self.status,
-            "description": self.description,
-            "command": self.command,
-            "metadata": dict(self.metadata),
-            "pid": self.pid,
-            "created_at": self.created_at,
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
-            "exit_code": self.exit_code,
-            "error": self.error.to_json() if self.error else None,
-            "output_chars": self.output_chars,
-            "done": self.done.is_set(),
-        }
+    def state(self) -> TaskState:
+        return TaskState(self.id, KIND_BASH, self.status, self.description, self.command, dict(self.metadata),
+                         self.pid, self.created_at, self.started_at, self.ended_at, self.exit_code, self.error,
+                         self.output_chars, self.done.is_set())
 
 
 class TaskManager:
-    """The background tasks of one session."""
+    """The background tasks of one workspace."""
 
     def __init__(self) -> None:
         self._tasks: dict[str, BashTask] = {}
@@ -311,8 +295,8 @@ class TaskManager:
         """
         profile = ctx.profile
         max_run_ms = cap_background_bash_max_run_ms(resolve_background_bash_max_run_ms(timeout, profile), profile)
-        session = ctx.session
-        session_id = session.state.setdefault("session_id", uuid.uuid4().hex)
+        workspace = ctx.workspace
+        session_id = workspace.state.setdefault("session_id", uuid.uuid4().hex)
         metadata: dict[str, Any] = {
             "parentSessionId": session_id,
             "parentTurnId": ctx.call_id,
@@ -357,19 +341,19 @@ class TaskManager:
             task.request_abort(ABORT_USER)
 
 
-def manager_for(session: Session) -> TaskManager:
-    """The session's task manager, created on first use."""
-    with session.lock:
-        mgr = session.state.get(SESSION_KEY)
+def manager_for(workspace: WorkspaceState) -> TaskManager:
+    """The workspace's task manager, created on first use."""
+    with workspace.lock:
+        mgr = workspace.state.get(SESSION_KEY)
         if not isinstance(mgr, TaskManager):
             mgr = TaskManager()
-            session.state[SESSION_KEY] = mgr
+            workspace.state[SESSION_KEY] = mgr
         return mgr
 
 
-def stop_all(session: Session) -> None:
-    """Abort every running task of ``session`` (graceful kill sequence; does not wait)."""
-    mgr = session.state.get(SESSION_KEY)
+def stop_all(workspace: WorkspaceState) -> None:
+    """Abort every running task of ``workspace`` (graceful kill sequence; does not wait)."""
+    mgr = workspace.state.get(SESSION_KEY)
     if isinstance(mgr, TaskManager):
         mgr.stop_all()
 
@@ -391,7 +375,7 @@ def run_managed_foreground(ctx: ToolContext, command: str, *, timeout: float, en
     The call's abort signal is forwarded to the task until it completes or is promoted; a
     canceled completion raises ``ToolAborted`` with the engine's message.
     """
-    mgr = manager_for(ctx.session)
+    mgr = manager_for(ctx.workspace)
     task = mgr.start(ctx, command, timeout=timeout, execution_mode=MODE_MANAGED, env=env,
                      spawn_hook=spawn_hook)
     soft_yield_s = ctx.profile.bash_soft_yield_ms / 1000
@@ -420,72 +404,26 @@ def run_managed_foreground(ctx: ToolContext, command: str, *, timeout: float, en
 
 # -- protocol operations ----------------------------------------------------------------------
 
-def _task_id(op: str, req: Mapping[str, Any], required: bool = True) -> str | None:
-    tid = req.get("task_id")
-    if tid is None and not required:
-        return None
-    if not isinstance(tid, str):
-        raise ProtocolError(f"{op}: field 'task_id' must be a string")
-    return tid
 
-
-def task_output(session: Session, req: Mapping[str, Any]) -> dict[str, Any]:
-    tid = _task_id("task_output", req)
-    assert tid is not None
-    task = manager_for(session).get(tid)
-    block = req.get("block", False)
-    if not isinstance(block, bool):
-        raise ProtocolError("task_output: field 'block' must be a boolean")
-    timeout_ms = req.get("timeout_ms", DEFAULT_BLOCK_TIMEOUT_MS)
-    if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, (int, float)) or timeout_ms < 0:
-        raise ProtocolError("task_output: field 'timeout_ms' must be a non-negative number")
-    since = req.get("since", 0)
-    if isinstance(since, bool) or not isinstance(since, int) or since < 0:
-        raise ProtocolError("task_output: field 'since' must be a non-negative integer")
-    if block:
-        task.done.wait(timeout_ms / 1000)
+def task_output(workspace: WorkspaceState, req: TaskOutputRequest) -> TaskOutputResult:
+    task = manager_for(workspace).get(req.task_id)
+    if req.block:
+        task.done.wait(req.timeout_ms / 1000)
     done = task.done.is_set()
-    text, next_since, skipped = task.output_since(since)
-    out: dict[str, Any] = {
-        "task_id": task.id,
-        "status": task.status,
-        "output": text,
-        "since": since,
-        "next_since": next_since,
-        "done": done,
-    }
-    if skipped:
-        out["skipped"] = skipped
-    if done:
-        if task.exited:
-            out["exit_code"] = task.exit_code
-        if task.error is not None:
-            out["error"] = task.error.to_json()
-        out["text"] = task.final_text
-    return out
+    text, next_since, skipped = task.output_since(req.since)
+    if not done:
+        return TaskOutputResult(task.id, task.status, text, req.since, next_since, False, skipped=skipped)
+    return TaskOutputResult(task.id, task.status, text, req.since, next_since, True, exited=task.exited,
+                            exit_code=task.exit_code, error=task.error, text=task.final_text, skipped=skipped)
 
 
-def task_stop(session: Session, req: Mapping[str, Any]) -> dict[str, Any]:
-    tid = _task_id("task_stop", req)
-    assert tid is not None
-    task, stopped = manager_for(session).stop(tid)
-    return {**task.state_json(), "stopped": stopped}
+def task_stop(workspace: WorkspaceState, req: TaskStopRequest) -> TaskState:
+    task, stopped = manager_for(workspace).stop(req.task_id)
+    return dataclasses.replace(task.state(), stopped=stopped)
 
 
-def task_query(session: Session, req: Mapping[str, Any]) -> dict[str, Any]:
-    tid = _task_id("task_query", req, required=False)
-    mgr = manager_for(session)
-    if tid is None:
-        return {"tasks": [t.state_json() for t in mgr.all()]}
-    return mgr.get(tid).state_json()
-
-
-def handle_op(session: Session, op: str, req: dict[str, Any]) -> dict[str, Any]:
-    """Serve one task protocol op (see the module docstring for the result formats)."""
-    if op == "task_output":
-        return task_output(session, req)
-    if op == "task_stop":
-        return task_stop(session, req)
-    if op == "task_query":
-        return task_query(session, req)
-    raise ProtocolError(f"unknown task op {op!r}")
+def task_query(workspace: WorkspaceState, req: TaskQueryRequest) -> TaskState | TaskList:
+    mgr = manager_for(workspace)
+    if req.task_id is None:
+        return TaskList([t.state() for t in mgr.all()])
+    return mgr.get(req.task_id).state()

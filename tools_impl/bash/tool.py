@@ -21,20 +21,21 @@ Interpretation notes:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from tools_impl.bash.engine import SpawnHook, engine_env, run_command, sanitizing_hook
+from tools_impl.bash.tasks import MODE_BACKGROUND, manager_for, run_managed_foreground
 from tools_impl.bash.timeouts import resolve_foreground_timeout
-from tools_impl.core.context import Session, ToolContext
+from tools_impl.bash.trash import host_trash_result, resolve_agent_bash_env_policy
+from tools_impl.core.context import ToolContext, WorkspaceState
 from tools_impl.core.errors import ToolAborted, ToolError
-from tools_impl.core.profile import REFERENCE, Profile
+from tools_impl.core.profile import REFERENCE
 from tools_impl.core.result import ToolResult, text_result
+from tools_impl.core.tool import MODE_SEQUENTIAL, Tool, by_surface, keep_arguments
 from tools_impl.js.text import finite_number, utf8_len
 from tools_impl.shared.truncation import apply_desktop_text_limit, continuation_hint, head_tail_lines
 
 NAME = "bash"
-MODE = "sequential"
 MAX_BACKGROUND_BASH_TIMEOUT_SECONDS = REFERENCE.bash_max_background_timeout_s
 
 SCHEMA: dict[str, Any] = {
@@ -94,10 +95,6 @@ ENV_SANITIZED_KEY = "envSanitized"
 SPAWN_PREPARE_WAIT_S = 10.0
 
 
-def schema_for(profile: Profile) -> dict[str, Any]:
-    return SCHEMA if profile.wrapper else UPSTREAM_SCHEMA
-
-
 # -- pure helpers (§8.2, §8.3, §8.10, §8.11.4) ---------------------------------------------------
 
 def full_output_path_from_text(text: str) -> str | None:
@@ -135,15 +132,15 @@ def cap_bash_result(result: ToolResult, max_bytes: int) -> ToolResult:
                                     original_bytes=outcome.original_bytes, max_bytes=max_bytes, hint=hint)
 
 
-def report_env_sanitized(result: ToolResult, removed: tuple[str, ...] | list[str], session: Session) -> ToolResult:
-    """§8.11.4: names (never values) only the first time the session sees a non-empty list."""
+def report_env_sanitized(result: ToolResult, removed: tuple[str, ...] | list[str], workspace: WorkspaceState) -> ToolResult:
+    """§8.11.4: names (never values) only the first time the workspace sees a non-empty list."""
     details = dict(result.details or {})
     had_key = ENV_SANITIZED_KEY in details
     details.pop(ENV_SANITIZED_KEY, None)
-    with session.lock:
-        first = bool(removed) and not session.bash_env_reported
+    with workspace.lock:
+        first = bool(removed) and not workspace.bash_env_reported
         if first:
-            session.bash_env_reported = True
+            workspace.bash_env_reported = True
     if first:
         details[ENV_SANITIZED_KEY] = list(removed)
     elif not had_key:
@@ -155,15 +152,7 @@ def report_env_sanitized(result: ToolResult, removed: tuple[str, ...] | list[str
 
 def _sanitizing_hook(ctx: ToolContext, removed: list[str]) -> SpawnHook:
     """The agent policy's sanitising spawn hook (§8.11.3); removed names land in ``removed``."""
-    from tools_impl.bash.env_sanitize import agent_bash_env_policy
-
-    return sanitizing_hook(agent_bash_env_policy(ctx), ctx.profile, removed)
-
-
-def _host_trash(args: Mapping[str, object], ctx: ToolContext) -> ToolResult | None:
-    from tools_impl.bash.trash import host_trash_result
-
-    return host_trash_result(args, ctx)
+    return sanitizing_hook(resolve_agent_bash_env_policy(ctx), ctx.profile, removed)
 
 
 # -- dispatch -------------------------------------------------------------------------------
@@ -180,7 +169,7 @@ def execute(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             "status": STATUS_BACKGROUND_OUTPUT_UNAVAILABLE,
             "error_code": CODE_BACKGROUND_OUTPUT_UNAVAILABLE,
         }, is_error=True)
-    trash_result = _host_trash(args, ctx)
+    trash_result = host_trash_result(args, ctx)
     if trash_result is not None:
         return cap_bash_result(trash_result, profile.bash_max_bytes)
     if background:
@@ -192,10 +181,8 @@ def execute(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 
 
 def _explicit_background(command: str, raw_timeout: object, ctx: ToolContext) -> ToolResult:
-    from tools_impl.bash.tasks import MODE_BACKGROUND, manager_for
-
     removed: list[str] = []
-    task = manager_for(ctx.session).start(ctx, command, timeout=finite_number(raw_timeout),
+    task = manager_for(ctx.workspace).start(ctx, command, timeout=finite_number(raw_timeout),
                                           execution_mode=MODE_BACKGROUND, env=engine_env(ctx.env, ctx.home),
                                           spawn_hook=_sanitizing_hook(ctx, removed))
     # Wait until the spawn hook has run so that a refused spawn is a start failure and the
@@ -206,12 +193,10 @@ def _explicit_background(command: str, raw_timeout: object, ctx: ToolContext) ->
         return text_result(NAME, text, {"status": STATUS_FAILED}, is_error=True)
     details = {**task.executor_details, "status": STATUS_STARTED, "task_id": task.id}
     result = text_result(NAME, background_result_text(task.id, STATUS_STARTED), details)
-    return report_env_sanitized(result, removed, ctx.session)
+    return report_env_sanitized(result, removed, ctx.workspace)
 
 
 def _managed_foreground(command: str, timeout: float, ctx: ToolContext) -> ToolResult:
-    from tools_impl.bash.tasks import run_managed_foreground
-
     removed: list[str] = []
     outcome = run_managed_foreground(ctx, command, timeout=timeout, env=engine_env(ctx.env, ctx.home),
                                      spawn_hook=_sanitizing_hook(ctx, removed))
@@ -219,7 +204,7 @@ def _managed_foreground(command: str, timeout: float, ctx: ToolContext) -> ToolR
     if outcome.status != STATUS_COMPLETED:
         details = {**task.executor_details, "status": STATUS_AUTO_PROMOTED, "task_id": task.id}
         result = text_result(NAME, background_result_text(task.id, STATUS_AUTO_PROMOTED), details)
-        return report_env_sanitized(result, removed, ctx.session)
+        return report_env_sanitized(result, removed, ctx.workspace)
     if task.result is not None:
         executor = dict(task.result.details or {})
         text, is_error = task.result.text, False
@@ -231,7 +216,7 @@ def _managed_foreground(command: str, timeout: float, ctx: ToolContext) -> ToolR
         is_error = True
     details = {**task.executor_details, **executor, "status": STATUS_COMPLETED, "task_id": task.id}
     result = cap_bash_result(text_result(NAME, text, details, is_error=is_error), ctx.profile.bash_max_bytes)
-    return report_env_sanitized(result, removed, ctx.session)
+    return report_env_sanitized(result, removed, ctx.workspace)
 
 
 def _direct_foreground(command: str, timeout: float, ctx: ToolContext) -> ToolResult:
@@ -249,7 +234,7 @@ def _direct_foreground(command: str, timeout: float, ctx: ToolContext) -> ToolRe
         result = text_result(NAME, exc.message, {"fullOutputPath": path} if path is not None else None,
                              is_error=True)
     result = cap_bash_result(result, ctx.profile.bash_max_bytes)
-    return report_env_sanitized(result, removed, ctx.session)
+    return report_env_sanitized(result, removed, ctx.workspace)
 
 
 def _execute_upstream(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -260,3 +245,6 @@ def _execute_upstream(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     res = run_command(str(args["command"]), cwd=ctx.root, env=engine_env(ctx.env, ctx.home),
                       profile=ctx.profile, timeout=timeout, abort=ctx.abort)
     return text_result(NAME, res.text, res.details)
+
+
+TOOL = Tool(NAME, MODE_SEQUENTIAL, by_surface(SCHEMA, UPSTREAM_SCHEMA), keep_arguments, execute)

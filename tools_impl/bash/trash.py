@@ -3,7 +3,7 @@
 decision logic.
 
 Host-trash session state (set by the harness; stands in for the permission layer and the host
-runtime): ``ctx.session.state["host_trash"]`` is a dict with
+runtime): ``ctx.workspace.state["host_trash"]`` is a dict with
 
 - ``"runtime"``: ``{"platform": str, "script_path": str, "node_path": str}`` or absent/None
   (no host trash runtime);
@@ -172,9 +172,9 @@ def resolve_agent_bash_env_policy(ctx: ToolContext, platform: str = sys.platform
         return resolve_bash_env_policy(None, ctx.env, profile)
     try:
         ensure_rm_shim(data_dir, profile, platform)
-        if not ctx.session.state.get(SESSION_TRASH_INSTALLED_KEY):
+        if not ctx.workspace.state.get(SESSION_TRASH_INSTALLED_KEY):
             ensure_trash_program(data_dir, profile, platform)
-            ctx.session.state[SESSION_TRASH_INSTALLED_KEY] = True
+            ctx.workspace.state[SESSION_TRASH_INSTALLED_KEY] = True
     except OSError:
         pass
 
@@ -266,7 +266,7 @@ def host_trash_decision(
 def host_trash_result(args: Mapping[str, object], ctx: ToolContext) -> ToolResult | None:
     """§8.12.2 for the bash wrapper (dispatch step 3). None = not a trash call."""
     profile = ctx.profile
-    state = ctx.session.state.get(SESSION_HOST_TRASH_KEY)
+    state = ctx.workspace.state.get(SESSION_HOST_TRASH_KEY)
     decision = host_trash_decision(args, state if isinstance(state, Mapping) else None, ctx.root, profile)
     if decision is None or isinstance(decision, ToolResult):
         return decision

@@ -348,6 +348,7 @@ def _get_parser() -> Any:
     """The tree-sitter-bash parser, created lazily; raises ImportError when missing."""
     global _parser
     if _parser is None:
+        # optional dependency (the bashparse extra), imported when a command is first parsed
         import tree_sitter
         import tree_sitter_bash
 

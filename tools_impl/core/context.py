@@ -1,5 +1,5 @@
 """``ToolContext``: what one tool call runs against — workspace root, environment, profile,
-abort signal — and ``Session``, the per-workspace state of the tool instances (e.g. whether bash
+abort signal — and ``WorkspaceState``, the per-workspace state of the tool instances (e.g. whether bash
 has already reported ``envSanitized``, the background task registry).
 """
 
@@ -15,7 +15,7 @@ from tools_impl.core.profile import REFERENCE, Profile
 
 
 @dataclass
-class Session:
+class WorkspaceState:
     """State owned by the tool instances of one workspace; replaced by each ``workspace`` op."""
 
     root: str
@@ -32,27 +32,27 @@ class Session:
 
 @dataclass
 class ToolContext:
-    """One call's view of its session plus its own abort signal."""
+    """One call's view of its workspace plus its own abort signal."""
 
-    session: Session
+    workspace: WorkspaceState
     abort: threading.Event = field(default_factory=threading.Event)
     call_id: str | None = None
 
     @property
     def root(self) -> str:
-        return self.session.root
+        return self.workspace.root
 
     @property
     def env(self) -> dict[str, str]:
-        return self.session.env
+        return self.workspace.env
 
     @property
     def profile(self) -> Profile:
-        return self.session.profile
+        return self.workspace.profile
 
     @property
     def home(self) -> str:
-        return self.session.home
+        return self.workspace.home
 
     def check_abort(self) -> None:
         """Raise ``ToolAborted('Operation aborted')`` if the signal is set."""
@@ -74,4 +74,4 @@ def make_env(overlay: dict[str, str | None] | None, base: dict[str, str] | None 
 
 def make_context(root: str, env: dict[str, str | None] | None = None, profile: Profile = REFERENCE) -> ToolContext:
     """Convenience for tests and direct callers."""
-    return ToolContext(Session(root=root, env=make_env(env), profile=profile))
+    return ToolContext(WorkspaceState(root=root, env=make_env(env), profile=profile))

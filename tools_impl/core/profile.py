@@ -132,6 +132,12 @@ STRICT_PROTECTED_NAMES: tuple[str, ...] = (
 SENSITIVE_ENV_KEYWORD_CORE = "API_?KEY|KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?|PRIVATE_?KEY"
 
 
+# The two tool surfaces a model can be shown: MiniMax's wrapper and bare pi.
+SURFACE_MINIMAX = "minimax"
+SURFACE_PI = "pi"
+SURFACES: tuple[str, ...] = (SURFACE_MINIMAX, SURFACE_PI)
+
+
 @dataclass(frozen=True)
 class Profile:
     """Every limit and name of one tool layer, and which patches are applied.
@@ -225,6 +231,11 @@ class Profile:
 
     def replace(self, **changes: object) -> Profile:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+
+def surface_of(profile: Profile) -> str:
+    """The surface ``profile`` shows: MiniMax's with the wrapper, pi's without it."""
+    return SURFACE_MINIMAX if profile.wrapper else SURFACE_PI
 
 
 REFERENCE = Profile()

@@ -13,18 +13,17 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tools_impl.core.arguments import validate_args
 from tools_impl.core.context import ToolContext
 from tools_impl.core.errors import ToolAborted, ToolError
 from tools_impl.core.profile import PATCH_WRAP_REPLACE_ALL_LITERAL, Profile
 from tools_impl.core.result import ToolResult
+from tools_impl.core.tool import MODE_SEQUENTIAL, Tool
 from tools_impl.edit.engine import engine_edit, prepare_arguments
 from tools_impl.js.node_errors import error_code
 from tools_impl.js.text import JS_WHITESPACE
 from tools_impl.shared.paths import wrapper_base_resolve
 
 NAME = "edit"
-MODE = "sequential"  # execution mode, spec §0.7
 
 MINIMAX_SCHEMA: dict[str, Any] = {
     "properties": {
@@ -52,8 +51,6 @@ PI_SCHEMA: dict[str, Any] = {
     "required": ["path", "edits"],
     "additionalProperties": False,
 }
-SCHEMA = MINIMAX_SCHEMA
-
 CODE_OLD_STRING_EMPTY = "OLD_STRING_EMPTY"
 CODE_READ_FAILED = "READ_FAILED"
 CODE_OLD_STRING_NOT_FOUND = "OLD_STRING_NOT_FOUND"
@@ -66,17 +63,26 @@ LINE_NUMBER_PREFIX_RE = re.compile(
 )
 
 
-def schema_for(profile: Profile) -> dict[str, Any]:
-    """The model-facing schema: the MiniMax surface with the wrapper, pi's without it."""
-    return MINIMAX_SCHEMA if profile.wrapper else PI_SCHEMA
-
-
 def schema_for_args(profile: Profile, args: Mapping[str, Any]) -> dict[str, Any]:
-    """The schema a host should validate ``args`` against: pi's own ``{path, edits}`` form is
-    accepted on the wrapper surface too, so it is validated against the pi schema."""
-    if profile.wrapper and ("edits" in args or "path" in args):
+    """The schema a host validates ``args`` against: the MiniMax surface with the wrapper, pi's
+    without it; pi's own ``{path, edits}`` form is accepted on the wrapper surface too, so it is
+    validated against the pi schema."""
+    if not profile.wrapper or is_pi_form(args):
         return PI_SCHEMA
-    return schema_for(profile)
+    return MINIMAX_SCHEMA
+
+
+def is_pi_form(args: Mapping[str, Any]) -> bool:
+    """Arguments in pi's ``{path, edits}`` form (rather than the wrapper's ``file_path`` form)."""
+    return "edits" in args or "path" in args
+
+
+def prepare_call_arguments(args: dict[str, Any]) -> dict[str, Any]:
+    """pi's host loop runs the engine's ``prepareArguments`` (the legacy-input shim) before
+    validation; arguments in the wrapper's ``file_path`` form are left as they are."""
+    if "file_path" in args:
+        return args
+    return prepare_arguments(args)
 
 
 # -- line-number-prefix retry (§4.3) ----------------------------------------------------------
@@ -217,14 +223,16 @@ def replace_all_edit(file_path: str, old: str, new: str, ctx: ToolContext) -> To
 
 
 def execute(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    """Run one ``edit`` call; every failure raises (``ToolError`` / ``ToolAborted``)."""
-    if not ctx.profile.wrapper or "edits" in args or "path" in args:
-        # pi surface: the host loop's legacy shim, then the bare engine (no retry).
-        prepared = prepare_arguments(args)
-        return engine_edit(prepared.get("path"), prepared.get("edits"), ctx)
-    clean = validate_args(NAME, MINIMAX_SCHEMA, args)
-    file_path: str = clean["file_path"]
-    if clean.get("replace_all") is True:
-        return replace_all_edit(file_path, clean["old_string"], clean["new_string"], ctx)
-    edits = [{"oldText": clean["old_string"], "newText": clean["new_string"]}]
+    """Run one ``edit`` call on prepared, validated arguments (``TOOL.call`` is the host path);
+    every failure raises (``ToolError`` / ``ToolAborted``)."""
+    if not ctx.profile.wrapper or is_pi_form(args):
+        # pi surface: the bare engine (no retry).
+        return engine_edit(args["path"], args["edits"], ctx)
+    file_path: str = args["file_path"]
+    if args.get("replace_all") is True:
+        return replace_all_edit(file_path, args["old_string"], args["new_string"], ctx)
+    edits = [{"oldText": args["old_string"], "newText": args["new_string"]}]
     return edit_with_retry(file_path, edits, ctx)
+
+
+TOOL = Tool(NAME, MODE_SEQUENTIAL, schema_for_args, prepare_call_arguments, execute)

@@ -230,7 +230,7 @@ def within_limits(width: int, height: int, base64_len: int, limits: ImageLimits)
 
 def pillow_available() -> bool:
     try:
-        import PIL.Image  # noqa: F401
+        import PIL.Image  # noqa: F401  # optional dependency (the images extra): imported only to probe
     except ImportError:
         return False
     return True
@@ -241,7 +241,7 @@ def resize_image(data: bytes, mime: str, limits: ImageLimits = ImageLimits()) ->
 
     Raises ``ImportError`` when Pillow is not installed (callers decide what that means).
     """
-    from PIL import Image
+    from PIL import Image  # optional dependency (the images extra), imported when an image is resized
 
     original_b64 = base64.b64encode(data).decode("ascii")
     try:
@@ -423,7 +423,7 @@ def parse_pages(pages: str, max_pages: int = PDF_MAX_PAGES) -> tuple[int, int]:
 def read_pdf(abs_path: str, pages: str | None, max_pages: int = PDF_MAX_PAGES) -> ToolResult:
     """Text of the requested pages. Missing pypdf, bad ranges and unreadable PDFs raise ``ToolError``."""
     try:
-        from pypdf import PdfReader
+        from pypdf import PdfReader  # optional dependency (the pdf extra), imported when a PDF is read
     except ImportError as exc:
         raise ToolError(
             f"Reading PDF files needs the optional dependency pypdf, which is not installed: {PDF_INSTALL_HINT}"

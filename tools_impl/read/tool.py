@@ -17,8 +17,9 @@ from typing import Any
 
 from tools_impl.core.context import ToolContext
 from tools_impl.core.errors import ToolError
-from tools_impl.core.profile import PATCH_READ_IMAGE_FALLBACK, Profile
+from tools_impl.core.profile import PATCH_READ_IMAGE_FALLBACK
 from tools_impl.core.result import TextBlock, ToolResult, text_result
+from tools_impl.core.tool import MODE_PARALLEL, Tool, by_surface, keep_arguments
 from tools_impl.js.node_errors import node_error_message
 from tools_impl.js.text import JS_WHITESPACE, js_number, utf8_len
 from tools_impl.read.engine import Number, engine_read
@@ -33,7 +34,6 @@ from tools_impl.shared import paths
 from tools_impl.shared.truncation import apply_desktop_text_limit, continuation_hint, prefix_lines
 
 NAME = "read"
-MODE = "parallel"  # execution mode, spec §0.7
 SCHEMA: dict[str, Any] = {
     "properties": {
         "path": {"type": "string"},
@@ -69,11 +69,6 @@ VIDEO_MIME_BY_EXTENSION: dict[str, str] = {
     ".mov": "video/quicktime",
     ".mkv": "video/x-matroska",
 }
-
-
-def schema_for(profile: Profile) -> dict[str, Any]:
-    """Upstream pi has no ``pages`` parameter."""
-    return SCHEMA if profile.wrapper else UPSTREAM_SCHEMA
 
 
 # --- §2.8 post-processing -------------------------------------------------------------------
@@ -257,3 +252,7 @@ def execute(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     result = _engine(args, ctx)
     result = postprocess(result, offset, profile.read_max_line_chars)
     return apply_read_cap(result, offset, profile.read_text_max_bytes)
+
+
+# Upstream pi has no ``pages`` parameter.
+TOOL = Tool(NAME, MODE_PARALLEL, by_surface(SCHEMA, UPSTREAM_SCHEMA), keep_arguments, execute)

@@ -22,6 +22,7 @@ from tools_impl.core.context import ToolContext
 from tools_impl.core.errors import ToolError
 from tools_impl.core.profile import REFERENCE
 from tools_impl.core.result import ToolResult, text_result
+from tools_impl.core.tool import MODE_PARALLEL, Tool, by_surface, keep_arguments
 from tools_impl.js.text import finite_float, js_trim
 from tools_impl.search.minimatch import InvalidGlob, first_magic_index, has_magic, is_broad_file_scan, make_re
 from tools_impl.search.ripgrep import run_rg
@@ -36,7 +37,6 @@ from tools_impl.shared.paths import search_root
 from tools_impl.shared.truncation import continuation_hint
 
 NAME = "glob"
-MODE = "parallel"  # execution mode, spec §0.7
 SCHEMA: dict[str, Any] = {
     "properties": {
         "pattern": {"type": "string"},
@@ -265,3 +265,6 @@ def execute(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     paths = [line for line in res.stdout.split("\n") if line]
     text, details = format_page(paths, inp.offset, inp.limit, res.stdout_truncated)
     return text_result(NAME, text, details)
+
+
+TOOL = Tool(NAME, MODE_PARALLEL, by_surface(SCHEMA, SCHEMA), keep_arguments, execute)

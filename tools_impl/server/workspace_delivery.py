@@ -1,6 +1,7 @@
-"""In-band workspace delivery: a ``workspace`` protocol op may carry the whole starting workspace
-as one base64 tar archive, extracted by the server itself (modes, symlinks, FIFOs and mtimes kept).
-This avoids an extra ``docker exec``/``put_archive`` per scenario (DESIGN §3).
+"""In-band workspace delivery, both ways: a ``workspace`` protocol op may carry the whole starting
+workspace as one base64 tar archive, extracted by the server itself (modes, symlinks, FIFOs and
+mtimes kept), and ``fs_read`` returns the final states of paths. This avoids an extra
+``docker exec``/``put_archive`` per scenario.
 """
 
 from __future__ import annotations
@@ -9,7 +10,10 @@ import base64
 import io
 import os
 import shutil
+import stat
 import tarfile
+
+from tools_impl.protocol.messages import PathState
 
 
 def clear_directory(root: str) -> None:
@@ -51,3 +55,26 @@ def extract_tar(root: str, data: bytes) -> int:
                 except OSError:
                     pass
     return len(members)
+
+
+def describe_path(path: str) -> PathState:
+    """The state of one path: kind, mode, base64 data of a regular file, a symlink's target."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return PathState("absent")
+    mode = stat.S_IMODE(info.st_mode)
+    if stat.S_ISLNK(info.st_mode):
+        return PathState("symlink", mode, target=os.readlink(path))
+    if stat.S_ISDIR(info.st_mode):
+        return PathState("dir", mode)
+    if stat.S_ISFIFO(info.st_mode):
+        return PathState("fifo", mode)
+    if stat.S_ISREG(info.st_mode):
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            return PathState("file", mode, error=str(exc))
+        return PathState("file", mode, data=base64.b64encode(data).decode("ascii"))
+    return PathState("other", mode)

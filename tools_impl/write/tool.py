@@ -16,6 +16,7 @@ from tools_impl.core.context import ToolContext
 from tools_impl.core.errors import ToolError
 from tools_impl.core.profile import Profile
 from tools_impl.core.result import ToolResult, text_result
+from tools_impl.core.tool import MODE_SEQUENTIAL, Tool, by_surface, keep_arguments
 from tools_impl.js.node_errors import error_code, node_error_message
 from tools_impl.js.text import js_utf8, utf8_len, utf16_len
 from tools_impl.shared import paths
@@ -29,7 +30,6 @@ from tools_impl.shared.line_diff import (
 from tools_impl.shared.mutation_queue import file_mutation
 
 NAME = "write"
-MODE = "sequential"  # execution mode, spec §0.7
 SCHEMA: dict[str, Any] = {
     "properties": {
         "path": {"type": "string"},
@@ -239,3 +239,6 @@ def execute(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         ctx.check_abort()
     details = capture_details(path, old, encoded, profile)
     return text_result(NAME, capture_text(len(encoded.data), path, old.exists), details)
+
+
+TOOL = Tool(NAME, MODE_SEQUENTIAL, by_surface(SCHEMA, SCHEMA), keep_arguments, execute)

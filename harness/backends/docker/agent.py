@@ -1,7 +1,8 @@
 """The in-container entry point of the docker backend: the reference tool server plus two
 container-housekeeping ops, ``ps`` (processes other than the container's own) and ``reap``
 (SIGKILL them). Shipped into the container next to ``tools_impl`` as ``toolproof_agent.py`` and
-run by the container's python3, so it uses the standard library only.
+run by the container's python3, so it uses the standard library only. The two ops are registered
+handlers on the reference server (``Server.register``).
 
 A container runs exactly one scenario at a time, so after a workspace is dropped every process
 that was not there when the agent started (apart from the agent itself) was left behind by that
@@ -10,11 +11,13 @@ scenario: a backgrounded ``sleep``, a TERM-ignoring child, a fork bomb's remains
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
+from dataclasses import dataclass
 from typing import Any
+
+from tools_impl.server.dispatch import Server, serve_stdio
 
 REAP_ROUNDS = 50
 REAP_PAUSE_S = 0.02
@@ -84,28 +87,27 @@ class Housekeeper:
         return list(found.values())
 
 
+@dataclass(frozen=True)
+class ProcessesResult:
+    """The answer to ``ps`` and ``reap``: the processes found."""
+
+    processes: list[dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"processes": self.processes}
+
+
+def register_housekeeping(server: Server, keeper: Housekeeper) -> None:
+    """Add ``ps {marker?}`` and ``reap`` to ``server`` (a non-string ``marker`` means none)."""
+
+    def marker_of(fields: dict[str, Any]) -> str | None:
+        marker = fields.get("marker")
+        return marker if isinstance(marker, str) else None
+
+    server.register("ps", marker_of, lambda marker, _rid: ProcessesResult(keeper.strays(marker)))
+    server.register("reap", lambda _fields: None, lambda _msg, _rid: ProcessesResult(keeper.reap()))
+
+
 def main() -> int:
-    from tools_impl.server import dispatch as tool_server
     keeper = Housekeeper()
-
-    class AgentServer(tool_server.Server):
-        def handle_line(self, line: str) -> None:
-            try:
-                req = json.loads(line)
-            except json.JSONDecodeError:
-                req = None
-            if isinstance(req, dict) and req.get("op") in ("ps", "reap"):
-                rid = req.get("id")
-                try:
-                    marker = req.get("marker")
-                    if req["op"] == "ps":
-                        procs = keeper.strays(marker if isinstance(marker, str) else None)
-                    else:
-                        procs = keeper.reap()
-                    self.ok(rid, {"processes": procs})
-                except Exception as exc:
-                    self.fail(rid, f"internal error: {type(exc).__name__}: {exc}", "internal")
-                return
-            super().handle_line(line)
-
-    return tool_server.serve_stdio(server_class=AgentServer)
+    return serve_stdio(extend=lambda server: register_housekeeping(server, keeper))

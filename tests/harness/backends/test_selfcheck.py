@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from harness.backends import selfcheck
+from harness.backends.client import Response
 from harness.backends.cmd import CmdBackend
 from harness.backends.local import LocalBackend
 from harness.cli import main
@@ -58,3 +59,16 @@ def test_known_failure_is_xfail_and_a_passing_known_failure_fails(monkeypatch: p
 def test_unknown_check_name_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["selfcheck", "--check", "nope"]) == 2
     assert capsys.readouterr().err.startswith("toolproof: error: unknown self-check 'nope'; known: utf8_round_trip,")
+
+
+def test_protocol_schema_check_passes_on_local_and_names_what_a_bad_answer_breaks() -> None:
+    report = selfcheck.run_selfcheck(LocalBackend, "local", only=("protocol_schema",))
+    assert [(r.name, r.status, r.message) for r in report.results] == [("protocol_schema", "pass", "")]
+    bad = Response(1, True, {"content": [], "details": None, "is_error": "no"})
+    with pytest.raises(selfcheck.CheckFailed) as info:
+        selfcheck.validate_response("call", bad, "toolResult")
+    assert str(info.value) == ("the answer to 'call' does not match the protocol schema (toolResult) at is_error: "
+                               "'no' is not of type 'boolean'")
+    with pytest.raises(selfcheck.CheckFailed) as info:
+        selfcheck.validate_response("call", Response(1, False, error={"message": "m", "kind": "oops"}), None)
+    assert str(info.value).startswith("the answer to 'call' does not match the protocol schema (response) at error/kind: ")

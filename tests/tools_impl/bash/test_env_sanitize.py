@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 from tools_impl.bash.env_sanitize import (
     SENSITIVE_ENV_NAME_RE,
     BashEnvPolicy,
-    agent_bash_env_policy,
     is_env_truthy,
     resolve_bash_env_policy,
     sanitize_bash_subprocess_env,
     scrub_list,
 )
+from tools_impl.bash.trash import resolve_agent_bash_env_policy
 from tools_impl.core.errors import ToolError
 from tools_impl.core.profile import BASH_SUBPROCESS_SCRUB, REFERENCE, STRICT_PROTECTED_NAMES
 
@@ -266,7 +266,7 @@ def test_agent_policy_without_data_dir_is_the_plain_policy(tmp_path: object) -> 
     from tools_impl.core.context import make_context
 
     ctx = make_context(str(tmp_path), env={"CI": "true"})
-    assert agent_bash_env_policy(ctx) == BashEnvPolicy("scrub")
+    assert resolve_agent_bash_env_policy(ctx) == BashEnvPolicy("scrub")
 
 
 # ------------------------------------------------------------------ properties

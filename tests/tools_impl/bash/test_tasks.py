@@ -20,6 +20,7 @@ from tools_impl.bash import tool as bash
 from tools_impl.core.context import ToolContext, make_context
 from tools_impl.core.errors import ToolError
 from tools_impl.core.profile import REFERENCE, Profile
+from tools_impl.protocol.messages import REQUESTS_BY_OP
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32" or not proc_available(),
                                 reason="POSIX process groups and /proc needed")
@@ -55,8 +56,19 @@ def start_background(ctx: ToolContext, command: str, **extra: Any) -> str:
     return m.group(1)
 
 
+TASK_OPS: dict[str, Any] = {"task_output": tasks.task_output, "task_stop": tasks.task_stop,
+                            "task_query": tasks.task_query}
+
+
+def task_op(ctx: ToolContext, op: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """One task protocol op as the server runs it: fields parsed into the message, result as JSON."""
+    result = TASK_OPS[op](ctx.workspace, REQUESTS_BY_OP[op].from_fields(fields)).to_json()
+    assert isinstance(result, dict)
+    return result
+
+
 def output(ctx: ToolContext, tid: str, **req: Any) -> dict[str, Any]:
-    return tasks.handle_op(ctx.session, "task_output", {"op": "task_output", "task_id": tid, **req})
+    return task_op(ctx, "task_output", {"op": "task_output", "task_id": tid, **req})
 
 
 def wait_for_text(ctx: ToolContext, tid: str, needle: str, timeout: float = 30) -> None:
@@ -91,7 +103,7 @@ def test_nonblocking_task_output_of_queued_or_running_task_has_no_exit_code(tmp_
     tid = start_background(ctx, "sleep 30")
     out = output(ctx, tid)
     assert out["done"] is False and "exit_code" not in out and "error" not in out
-    tasks.handle_op(ctx.session, "task_stop", {"task_id": tid})
+    task_op(ctx, "task_stop", {"task_id": tid})
 
 
 def test_background_failure_appends_bash_status_after_streamed_output(tmp_path: Path) -> None:
@@ -116,11 +128,11 @@ def test_background_failure_without_output_is_the_status_text(tmp_path: Path) ->
 def test_explicit_background_has_no_default_timeout_but_honours_given_one(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path)
     tid = start_background(ctx, "sleep 5")
-    task = tasks.manager_for(ctx.session).get(tid)
+    task = tasks.manager_for(ctx.workspace).get(tid)
     assert task.timeout is None
     assert task.metadata["maxRunMs"] == 1_800_000
     assert "timeoutSeconds" not in task.metadata
-    tasks.handle_op(ctx.session, "task_stop", {"task_id": tid})
+    task_op(ctx, "task_stop", {"task_id": tid})
     tid2 = start_background(ctx, "sleep 5", timeout=0.3)
     out = output(ctx, tid2, block=True, timeout_ms=30000)
     assert out["status"] == "failed"
@@ -131,7 +143,7 @@ def test_task_stop_cancels_through_graceful_kill_running_term_trap(tmp_path: Pat
     ctx = ctx_for(tmp_path)
     tid = start_background(ctx, "trap 'echo cleanup' TERM; echo ready; sleep 60")
     wait_for_text(ctx, tid, "ready\n")
-    stopped = tasks.handle_op(ctx.session, "task_stop", {"op": "task_stop", "task_id": tid})
+    stopped = task_op(ctx, "task_stop", {"op": "task_stop", "task_id": tid})
     assert stopped["stopped"] is True
     assert stopped["status"] == "canceled"
     assert stopped["error"]["code"] == "BASH_CANCELED"
@@ -141,7 +153,7 @@ def test_task_stop_cancels_through_graceful_kill_running_term_trap(tmp_path: Pat
     assert out["output"].endswith(f"\n<bash_status>Background bash canceled: {stopped['error']['message']}"
                                   "</bash_status>\n")
     assert group_members(stopped["pid"]) == []
-    again = tasks.handle_op(ctx.session, "task_stop", {"task_id": tid})
+    again = task_op(ctx, "task_stop", {"task_id": tid})
     assert again["stopped"] is False and again["status"] == "canceled"
 
 
@@ -152,14 +164,14 @@ def test_watchdog_fails_task_after_max_run_ms(tmp_path: Path) -> None:
     assert out["status"] == "failed"
     assert out["error"] == {"message": "Background bash exceeded maxRunMs (400ms)", "code": "TIMEOUT"}
     assert out["output"] == "Background bash timed out after 400ms (exceeded maxRunMs): Command aborted"
-    assert tasks.manager_for(ctx.session).get(tid).metadata["maxRunMs"] == 400
+    assert tasks.manager_for(ctx.workspace).get(tid).metadata["maxRunMs"] == 400
 
 
 def test_unknown_task_id_raises_clear_error(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path)
     for op in ("task_output", "task_stop", "task_query"):
         with pytest.raises(ToolError) as info:
-            tasks.handle_op(ctx.session, op, {"task_id": "bash-00000000"})
+            task_op(ctx, op, {"task_id": "bash-00000000"})
         assert info.value.message == 'No background task with id "bash-00000000"'
 
 
@@ -167,18 +179,18 @@ def test_task_query_lists_tasks_and_reports_one(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path)
     tid = start_background(ctx, "echo hi")
     output(ctx, tid, block=True, timeout_ms=30000)
-    one = tasks.handle_op(ctx.session, "task_query", {"task_id": tid})
+    one = task_op(ctx, "task_query", {"task_id": tid})
     assert one["task_id"] == tid and one["kind"] == "bash" and one["status"] == "succeeded"
     assert one["command"] == "echo hi" and one["description"] == "echo hi" and one["done"] is True
     assert one["metadata"]["executionMode"] == "explicit_background"
-    listed = tasks.handle_op(ctx.session, "task_query", {})
+    listed = task_op(ctx, "task_query", {})
     assert [t["task_id"] for t in listed["tasks"]] == [tid]
 
 
 def test_stop_all_stops_every_running_task_of_the_session(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path)
     tids = [start_background(ctx, "sleep 30") for _ in range(2)]
-    tasks.stop_all(ctx.session)
+    tasks.stop_all(ctx.workspace)
     for tid in tids:
         assert output(ctx, tid, block=True, timeout_ms=30000)["status"] == "canceled"
 
@@ -202,7 +214,7 @@ def test_managed_foreground_auto_promotes_and_keeps_the_same_process(tmp_path: P
     out = output(ctx, tid, block=True, timeout_ms=30000)
     assert out["output"] == "first\nsecond\n"
     assert out["status"] == "succeeded"
-    task = tasks.manager_for(ctx.session).get(tid)
+    task = tasks.manager_for(ctx.workspace).get(tid)
     assert task.pid == shell_pid
     assert task.metadata["executionMode"] == "auto_promoted"
     assert task.metadata["foregroundSoftYieldMs"] == 300
@@ -220,7 +232,7 @@ def test_promoted_task_keeps_the_foreground_timeout(tmp_path: Path) -> None:
 def test_managed_completion_marks_metadata_foreground(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path)
     res = bash.execute({"command": "echo hi"}, ctx)
-    task = tasks.manager_for(ctx.session).get((res.details or {})["task_id"])
+    task = tasks.manager_for(ctx.workspace).get((res.details or {})["task_id"])
     assert task.metadata["executionMode"] == "managed_foreground"
     assert task.metadata["completionOrigin"] == "foreground"
     assert task.delivered

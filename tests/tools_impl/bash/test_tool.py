@@ -139,7 +139,7 @@ def test_resolve_foreground_timeout_defaults_and_clamps(given_timeout: object, e
 
 
 def test_timeout_argument_is_coerced_or_rejected_by_host_validation() -> None:
-    schema = bash.schema_for(REFERENCE)
+    schema = bash.TOOL.surface_schema(REFERENCE)
     assert validate_args("bash", schema, {"command": "x", "timeout": "5"})["timeout"] == 5
     with pytest.raises(ArgumentError) as info:
         validate_args("bash", schema, {"command": "x", "timeout": "abc"})

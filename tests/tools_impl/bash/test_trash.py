@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from tools_impl.bash.env_sanitize import agent_bash_env_policy, sanitize_bash_subprocess_env
+from tools_impl.bash.env_sanitize import sanitize_bash_subprocess_env
 from tools_impl.bash.trash import (
     ensure_rm_shim,
     ensure_trash_program,
     host_trash_decision,
     host_trash_result,
+    resolve_agent_bash_env_policy,
     shim_path,
     shim_preflight,
     shim_script,
@@ -257,7 +258,7 @@ def test_list_prints_metadata_lines(data_dir: Path, ws: Path) -> None:
 def test_agent_policy_prepends_shims_and_preflight_passes(tmp_path: Path, ws: Path) -> None:
     data = tmp_path / "data2"
     ctx = make_context(str(ws), env={"PATH": "/usr/bin:/bin"}, profile=REFERENCE.replace(data_dir=str(data)))
-    policy = agent_bash_env_policy(ctx, "linux")
+    policy = resolve_agent_bash_env_policy(ctx, "linux")
     assert policy.prepend_path == (str(data / "shims"),)
     res = sanitize_bash_subprocess_env({"PATH": "/usr/bin"}, policy, ctx.profile, "linux")
     assert res.env["PATH"] == f"{data}/shims:/usr/bin"
@@ -267,7 +268,7 @@ def test_agent_policy_prepends_shims_and_preflight_passes(tmp_path: Path, ws: Pa
 
 def test_agent_policy_on_win32_is_plain(tmp_path: Path, ws: Path) -> None:
     ctx = make_context(str(ws), env={}, profile=REFERENCE.replace(data_dir=str(tmp_path / "d")))
-    policy = agent_bash_env_policy(ctx, "win32")
+    policy = resolve_agent_bash_env_policy(ctx, "win32")
     assert policy.prepend_path is None and policy.spawn_preflight is None
 
 
@@ -372,7 +373,7 @@ def test_host_trash_result_runs_the_node_executable_with_sanitised_env(tmp_path:
     )
     node.chmod(0o755)
     ctx = make_context(str(tmp_path), env={"CI": "true", "OPENAI_API_KEY": "k", "PATH": os.environ["PATH"]})
-    ctx.session.state["host_trash"] = {
+    ctx.workspace.state["host_trash"] = {
         "runtime": {"platform": "win32", "script_path": "\\app\\mavis-trash.js", "node_path": str(node)},
         "execution": {"targets": ["a.txt"]},
     }
@@ -388,7 +389,7 @@ def test_host_trash_timeout_message_uses_resolved_foreground_timeout(tmp_path: P
     node.write_text("#!/bin/sh\nexec sleep 5\n")
     node.chmod(0o755)
     ctx = make_context(str(tmp_path), env={"PATH": os.environ["PATH"]})
-    ctx.session.state["host_trash"] = {
+    ctx.workspace.state["host_trash"] = {
         "runtime": {"platform": "win32", "script_path": "C:\\a\\mavis-trash.js", "node_path": str(node)},
         "execution": {"targets": ["x"]},
     }

@@ -34,7 +34,7 @@ BOM_BYTES = b"\xef\xbb\xbf"
 
 
 def run_tool(root: Path, args: dict[str, object], profile: Profile = REFERENCE) -> dict[str, object]:
-    result = edit.execute(args, make_context(str(root), {"HOME": str(root)}, profile))
+    result = edit.TOOL.call(args, make_context(str(root), {"HOME": str(root)}, profile))
     return dict(result.details or {})
 
 

@@ -10,7 +10,7 @@ from tools_impl.edit import tool as edit
 
 
 def details_of(root: Path, args: dict[str, object], profile: Profile = REFERENCE) -> dict[str, object]:
-    result = edit.execute(args, make_context(str(root), {"HOME": str(root)}, profile))
+    result = edit.TOOL.call(args, make_context(str(root), {"HOME": str(root)}, profile))
     return dict(result.details or {})
 
 

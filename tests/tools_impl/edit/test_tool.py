@@ -16,7 +16,6 @@ from tools_impl.edit.tool import (
     MINIMAX_SCHEMA,
     PI_SCHEMA,
     replace_all_js_patterns,
-    schema_for,
     strip_line_number_prefixes_from_block,
 )
 
@@ -32,7 +31,7 @@ def ctx_for(root: Path, profile: Profile = REFERENCE) -> ToolContext:
 
 
 def call(root: Path, profile: Profile = REFERENCE, **args: object) -> tuple[str, dict[str, object]]:
-    result = edit.execute(dict(args), ctx_for(root, profile))
+    result = edit.TOOL.call(dict(args), ctx_for(root, profile))
     assert result.tool_name == "edit"
     assert result.is_error is False
     return result.text, dict(result.details or {})
@@ -40,7 +39,7 @@ def call(root: Path, profile: Profile = REFERENCE, **args: object) -> tuple[str,
 
 def raised(root: Path, profile: Profile = REFERENCE, **args: object) -> ToolError:
     with pytest.raises(ToolError) as info:
-        edit.execute(dict(args), ctx_for(root, profile))
+        edit.TOOL.call(dict(args), ctx_for(root, profile))
     return info.value
 
 
@@ -48,7 +47,7 @@ def raised(root: Path, profile: Profile = REFERENCE, **args: object) -> ToolErro
 
 
 def test_schema_depends_on_the_surface() -> None:
-    assert schema_for(REFERENCE) is MINIMAX_SCHEMA
+    assert edit.TOOL.surface_schema(REFERENCE) is MINIMAX_SCHEMA
     assert MINIMAX_SCHEMA == {
         "properties": {
             "file_path": {"type": "string"},
@@ -59,7 +58,7 @@ def test_schema_depends_on_the_surface() -> None:
         "required": ["file_path", "old_string", "new_string"],
         "additionalProperties": False,
     }
-    assert schema_for(UPSTREAM_PI) is PI_SCHEMA
+    assert edit.TOOL.surface_schema(UPSTREAM_PI) is PI_SCHEMA
     assert PI_SCHEMA["required"] == ["path", "edits"]
     assert edit.NAME == "edit"
 

@@ -339,8 +339,8 @@ def test_upstream_mode_does_not_cap_long_lines_or_24kib(tmp_path: Path) -> None:
 
 
 def test_upstream_schema_has_no_pages_parameter() -> None:
-    assert "pages" not in read.schema_for(UPSTREAM_PI)["properties"]
-    assert read.schema_for(REFERENCE) == read.SCHEMA
+    assert "pages" not in read.TOOL.surface_schema(UPSTREAM_PI)["properties"]
+    assert read.TOOL.surface_schema(REFERENCE) == read.SCHEMA
     assert read.SCHEMA == {"properties": {"path": {"type": "string"}, "offset": {"type": "number"},
                                           "limit": {"type": "number"}, "pages": {"type": "string"}},
                            "required": ["path"]}

@@ -35,7 +35,7 @@ def _write(root: Path, path: str, content: str, profile: Profile = REFERENCE):  
 
 
 def test_write_is_registered_with_path_and_content_required() -> None:
-    assert registry.load_tool("write").NAME == NAME == "write"
+    assert registry.TOOLS["write"].name == NAME == "write"
     assert SCHEMA == {
         "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
         "required": ["path", "content"],

@@ -35,6 +35,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 import sys
 import time
 
@@ -121,8 +122,6 @@ def new_entry_id() -> str:
 
 
 def kind_of(st: os.stat_result) -> str:
-    import stat
-
     if stat.S_ISLNK(st.st_mode):
         return "symlink"
     if stat.S_ISDIR(st.st_mode):
@@ -170,8 +169,6 @@ def move_to_trash(operand: str, st: os.stat_result) -> str:
 
 def remove_one(operand: str, opts: dict[str, bool]) -> bool:
     """rm semantics for one operand; True on success (or an ignored missing operand with -f)."""
-    import stat
-
     base = os.path.basename(operand.rstrip("/"))
     if base in (".", ".."):
         err(f"{PROG}: refusing to remove '.' or '..' directory: skipping '{operand}'")
