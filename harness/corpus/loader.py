@@ -29,6 +29,7 @@ from harness.corpus.yaml_reader import (
 from harness.errors import ScenarioError, UsageError
 from harness.model.file_state import FILE_KINDS
 from harness.model.scenario import (
+    CONDITION_NAMES,
     DEFAULT_NORMALIZERS,
     DEFAULT_STEP_TIMEOUT_S,
     ENCODINGS,
@@ -61,8 +62,8 @@ SAVE_ROOTS = ("details", "text", "result", "error")
 
 TOP_KEYS = ("id", "title", "tags", "requires", "surface", "profile", "env", "normalize", "workspace",
             "steps", "files", "processes")
-REQUIRES_KEYS = ("os", "shell", "symlinks", "fifo", "root", "case_sensitive_fs", "isolation", "tools")
-WHEN_KEYS = ("os", "shell", "symlinks", "fifo", "root", "case_sensitive_fs", "isolation")
+REQUIRES_KEYS = (*CONDITION_NAMES, "tools")
+WHEN_KEYS = CONDITION_NAMES
 ISOLATIONS = ("container",)
 WORKSPACE_KEYS = ("files", "git")
 WS_FILE_KEYS = ("path", "text", "encoding", "bom", "eol", "mode", "mtime", "base64", "symlink", "fifo", "dir")

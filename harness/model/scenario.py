@@ -19,6 +19,8 @@ ENCODINGS: tuple[str, ...] = ("utf-8", "utf-16le")
 BOMS: dict[str, bytes] = {"utf-8": b"\xef\xbb\xbf", "utf-16le": b"\xff\xfe"}  # by scenario encoding
 CODECS: dict[str, str] = {"utf-8": "utf-8", "utf-16le": "utf-16-le"}  # scenario encoding -> Python codec
 EOLS: dict[str, str] = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
+# What ``requires`` / a step's ``when`` can ask of the backend (``requires`` also takes ``tools``).
+CONDITION_NAMES: tuple[str, ...] = ("os", "shell", "symlinks", "fifo", "root", "case_sensitive_fs", "isolation")
 
 
 @dataclass(frozen=True)
@@ -140,7 +142,7 @@ class Requires:
 
     def items(self) -> list[tuple[str, Any]]:
         out: list[tuple[str, Any]] = []
-        for name in ("os", "shell", "symlinks", "fifo", "root", "case_sensitive_fs", "isolation"):
+        for name in CONDITION_NAMES:
             value = getattr(self, name)
             if value is not None:
                 out.append((name, value))
