@@ -34,9 +34,11 @@ from harness.model.scenario import (
     DEFAULT_STEP_TIMEOUT_S,
     ENCODINGS,
     EOLS,
+    ERROR_ONLY_KEYS,
     KNOWN_OPS,
     KNOWN_TOOLS,
     NORMALIZERS,
+    RESULT_ONLY_KEYS,
     SURFACES,
     Expectation,
     FileCheck,
@@ -211,11 +213,11 @@ def _expectation(r: YamlReader, pairs: Pairs, field: str) -> Expectation:
                 kw[f"duration_{dk}"] = r.number(dv, f"{sub}.{dk}", minimum=0)
     status = kw.get("status", "result")
     if status == "result":
-        for key in ("error", "error_kind"):
+        for key in ERROR_ONLY_KEYS:
             if key in pairs:
                 r.problem(pairs[key][0], f"{field}.{key}", "only allowed with status: error")
     else:
-        for key in ("is_error", "text", "details", "details_absent", "content_types"):
+        for key in RESULT_ONLY_KEYS:
             if key in pairs:
                 r.problem(pairs[key][0], f"{field}.{key}", "only allowed with status: result")
     return Expectation(**kw)

@@ -20,11 +20,9 @@ import yaml
 from harness.corpus.loader import parse_scenario_text
 from harness.errors import HarnessError, ScenarioError
 from harness.model.results import ERROR, SKIP, RunResult
-from harness.model.scenario import Scenario
+from harness.model.scenario import RESULT_ONLY_KEYS, Scenario
 
 RECORD_WIDTH = 100
-RESULT_ONLY_KEYS = ("is_error", "text", "details", "details_absent", "content_types")
-ERROR_ONLY_KEYS = ("error", "error_kind")
 
 
 class _Dumper(yaml.SafeDumper):

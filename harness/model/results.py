@@ -131,7 +131,7 @@ class RunResult:
         c = self.counts()
         if c[ERROR]:
             return EXIT_ERROR
-        if c[FAIL] or c[STALE]:
+        if any(c[status] for status in GATE_FAILING):
             return EXIT_FAIL
         return EXIT_OK
 

@@ -19,6 +19,9 @@ ENCODINGS: tuple[str, ...] = ("utf-8", "utf-16le")
 BOMS: dict[str, bytes] = {"utf-8": b"\xef\xbb\xbf", "utf-16le": b"\xff\xfe"}  # by scenario encoding
 CODECS: dict[str, str] = {"utf-8": "utf-8", "utf-16le": "utf-16-le"}  # scenario encoding -> Python codec
 EOLS: dict[str, str] = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
+# Expectation keys that only make sense for one outcome (``status: result`` or ``status: error``).
+RESULT_ONLY_KEYS: tuple[str, ...] = ("is_error", "text", "details", "details_absent", "content_types")
+ERROR_ONLY_KEYS: tuple[str, ...] = ("error", "error_kind")
 # What ``requires`` / a step's ``when`` can ask of the backend (``requires`` also takes ``tools``).
 CONDITION_NAMES: tuple[str, ...] = ("os", "shell", "symlinks", "fifo", "root", "case_sensitive_fs", "isolation")
 
