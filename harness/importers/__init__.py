@@ -2,7 +2,7 @@
 OpenAI chat-completions and Anthropic messages logs) become scenarios on a surface, with
 expectations from the recorded results and the starting workspace the user names.
 
-Pipeline: ``readers.read_trace`` → ``Session`` → ``mapping.map_call`` per call →
+Pipeline: ``readers.read_trace`` → ``RecordedSession`` → ``mapping.map_call`` per call →
 ``expectations.build_expect`` → ``importer.build_session`` (validated YAML) →
 ``importer.write_scenarios``. The CLI entry is ``cli.register_cli``.
 """
@@ -11,17 +11,17 @@ from __future__ import annotations
 
 from harness.importers.importer import ImportOptions, SessionImport, build_session, write_scenarios
 from harness.importers.readers import detect_format, read_trace
-from harness.importers.trace import FORMATS, Session, ToolCall, TraceError
-from harness.importers.workspace_files import Limits, WorkspaceSourceError, from_directory, from_git
+from harness.importers.trace import FORMATS, RecordedSession, ToolCall, TraceError
+from harness.importers.workspace_files import WorkspaceLimits, WorkspaceSourceError, from_directory, from_git
 
 __all__ = [
     "FORMATS",
     "ImportOptions",
-    "Limits",
-    "Session",
+    "RecordedSession",
     "SessionImport",
     "ToolCall",
     "TraceError",
+    "WorkspaceLimits",
     "WorkspaceSourceError",
     "build_session",
     "detect_format",

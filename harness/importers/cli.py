@@ -30,8 +30,8 @@ from harness.importers.workspace_files import (
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_FILES,
     DEFAULT_MAX_TOTAL_BYTES,
-    Limits,
     WorkspaceFiles,
+    WorkspaceLimits,
     from_directory,
     from_git,
 )
@@ -93,7 +93,7 @@ def _workspace(args: argparse.Namespace) -> WorkspaceFiles:
     if not args.workspace_dir and not args.git_rev:
         raise UsageError(NO_WORKSPACE_MESSAGE)
     excludes = tuple(args.exclude) if args.no_default_excludes else (*DEFAULT_EXCLUDES, *args.exclude)
-    limits = Limits(max_file_bytes=args.max_file_bytes, max_total_bytes=args.max_total_bytes,
+    limits = WorkspaceLimits(max_file_bytes=args.max_file_bytes, max_total_bytes=args.max_total_bytes,
                     max_files=args.max_files, excludes=excludes)
     if args.workspace_dir:
         return from_directory(args.workspace_dir, limits)

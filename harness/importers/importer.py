@@ -1,4 +1,4 @@
-"""Turning a read ``Session`` and a starting workspace into scenario YAML documents: step ids,
+"""Turning a read ``RecordedSession`` and a starting workspace into scenario YAML documents: step ids,
 titles, tags, ``--split`` parts, the YAML text (with a header comment listing what was skipped),
 validation of every document with the project loader, and writing without overwriting.
 
@@ -22,7 +22,7 @@ from harness.corpus.loader import ID_PATTERN, parse_scenario_text
 from harness.errors import ScenarioError, UsageError
 from harness.importers.expectations import DEFAULT_EXPECT_MODE, TextContext, build_expect, not_run
 from harness.importers.mapping import Mapped, Skip, map_call
-from harness.importers.trace import Session
+from harness.importers.trace import RecordedSession
 from harness.importers.workspace_files import WorkspaceFiles
 from harness.model.scenario import Scenario, encode_text
 from harness.report.writers import write_output
@@ -73,7 +73,7 @@ class GeneratedScenario:
 class SessionImport:
     """What importing one session produced and left out."""
 
-    session: Session
+    session: RecordedSession
     root: str | None
     scenarios: tuple[GeneratedScenario, ...]
     imported: int
@@ -108,7 +108,7 @@ def slug(text: str, max_chars: int = SLUG_MAX_CHARS) -> str:
     return s.rstrip("-._")
 
 
-def title_for(session: Session) -> str:
+def title_for(session: RecordedSession) -> str:
     first = session.first_prompt.strip().split("\n", 1)[0].strip() if session.first_prompt else ""
     if not first:
         return f"Imported {session.format} session {session.session_id}"
@@ -124,7 +124,7 @@ class _Planned:
     base_id: str
 
 
-def _plan(session: Session, opts: ImportOptions, root: str | None
+def _plan(session: RecordedSession, opts: ImportOptions, root: str | None
           ) -> tuple[list[_Planned], list[SkippedCall], list[str]]:
     planned: list[_Planned] = []
     skipped: list[SkippedCall] = []
@@ -173,7 +173,7 @@ def _steps(planned: list[_Planned], *, setup: bool) -> list[dict[str, Any]]:
     return out
 
 
-def _header(session: Session, part: str, imported: int, skipped: list[SkippedCall], opts: ImportOptions) -> str:
+def _header(session: RecordedSession, part: str, imported: int, skipped: list[SkippedCall], opts: ImportOptions) -> str:
     lines = [f"# Imported by toolproof from {Path(session.path).name} ({session.format}, session "
              f"{session.session_id}){part}; surface {opts.surface}, expectations: {opts.expect}.",
              f"# {imported} call(s) imported, {len(skipped)} skipped."]
@@ -211,7 +211,7 @@ def validate_generated(text: str, file_name: str, doc: dict[str, Any]) -> Scenar
     return scenario
 
 
-def build_session(session: Session, workspace: WorkspaceFiles, opts: ImportOptions) -> SessionImport:
+def build_session(session: RecordedSession, workspace: WorkspaceFiles, opts: ImportOptions) -> SessionImport:
     """The scenario documents of one session (none when no call could be imported)."""
     root = opts.root or session.cwd
     planned, skipped, notes = _plan(session, opts, root)

@@ -1,5 +1,5 @@
 """Trace readers: Claude Code session JSONL, pi session JSONL, and OpenAI chat-completions /
-Anthropic messages logs (JSON or JSON Lines of requests and responses) → ``Session``; plus
+Anthropic messages logs (JSON or JSON Lines of requests and responses) → ``RecordedSession``; plus
 format auto-detection from content.
 
 Readers are liberal about what surrounds the tool calls (unknown entry types, extra fields,
@@ -19,7 +19,7 @@ from harness.importers.trace import (
     FORMATS,
     JsonObj,
     RecordedResult,
-    Session,
+    RecordedSession,
     ToolCall,
     TraceError,
     json_records,
@@ -84,7 +84,7 @@ class _Collector:
         if text and not text.startswith(TITLE_SKIP_PREFIXES):
             self.first_prompt = text
 
-    def session(self, fmt: str, session_id: str, cwd: str | None) -> Session:
+    def session(self, fmt: str, session_id: str, cwd: str | None) -> RecordedSession:
         if self.problems:
             raise TraceError(self.problems)
         calls = []
@@ -95,7 +95,7 @@ class _Collector:
         notes = list(self.notes)
         if orphans:
             notes.append(f"{orphans} recorded result(s) answer calls that are not in the trace")
-        return Session(path=self.path, format=fmt, session_id=session_id or Path(self.path).stem, cwd=cwd,
+        return RecordedSession(path=self.path, format=fmt, session_id=session_id or Path(self.path).stem, cwd=cwd,
                        first_prompt=self.first_prompt, calls=tuple(calls), notes=tuple(notes))
 
 
@@ -123,7 +123,7 @@ def _anthropic_blocks(col: _Collector, line: int, where: str, content: Any) -> N
 
 # -- Claude Code --------------------------------------------------------------------------------
 
-def read_claude_code(path: str, records: list[tuple[int, Any]]) -> Session:
+def read_claude_code(path: str, records: list[tuple[int, Any]]) -> RecordedSession:
     """Claude Code session JSONL: ``user``/``assistant`` entries carrying an Anthropic-style
     ``message``; ``cwd`` and ``sessionId`` on each entry (the first ones are used)."""
     col = _Collector(path)
@@ -151,7 +151,7 @@ def read_claude_code(path: str, records: list[tuple[int, Any]]) -> Session:
 
 # -- pi ---------------------------------------------------------------------------------------
 
-def read_pi(path: str, records: list[tuple[int, Any]]) -> Session:
+def read_pi(path: str, records: list[tuple[int, Any]]) -> RecordedSession:
     """pi session JSONL (header ``{"type": "session", "id", "cwd"}`` then ``message`` entries
     whose ``message`` is a pi-ai message: assistant ``toolCall`` blocks, ``toolResult``
     messages); also pi's ``--mode json`` event stream (``message_end`` events). Entries are taken
@@ -234,7 +234,7 @@ def _log_meta(records: list[tuple[int, Any]]) -> tuple[str, str | None]:
     return session_id, cwd
 
 
-def read_openai(path: str, records: list[tuple[int, Any]]) -> Session:
+def read_openai(path: str, records: list[tuple[int, Any]]) -> RecordedSession:
     """OpenAI chat-completions logs: assistant ``tool_calls`` (``function.arguments`` is a JSON
     string) and ``role: tool`` messages with ``tool_call_id``. Results have no error flag; a
     result whose text opens with ``Error``/``error`` (or carries ``is_error: true``) is taken as
@@ -275,7 +275,7 @@ def read_openai(path: str, records: list[tuple[int, Any]]) -> Session:
     return col.session("openai", session_id, cwd)
 
 
-def read_anthropic(path: str, records: list[tuple[int, Any]]) -> Session:
+def read_anthropic(path: str, records: list[tuple[int, Any]]) -> RecordedSession:
     """Anthropic messages logs: assistant ``tool_use`` blocks and user ``tool_result`` blocks
     (``is_error``), in requests' ``messages`` and in responses (``{"type": "message", …}``)."""
     col = _Collector(path)
@@ -290,7 +290,7 @@ def read_anthropic(path: str, records: list[tuple[int, Any]]) -> Session:
     return col.session("anthropic", session_id, cwd)
 
 
-READERS: dict[str, Callable[[str, list[tuple[int, Any]]], Session]] = {
+READERS: dict[str, Callable[[str, list[tuple[int, Any]]], RecordedSession]] = {
     "claude-code": read_claude_code,
     "pi": read_pi,
     "openai": read_openai,
@@ -341,7 +341,7 @@ def detect_format(path: str, records: list[tuple[int, Any]]) -> str:
                       f"pass --format {'|'.join(FORMATS)}"])
 
 
-def read_trace(path: str, fmt: str = "auto") -> Session:
+def read_trace(path: str, fmt: str = "auto") -> RecordedSession:
     """Read one trace file (``fmt``: ``auto`` or one of ``FORMATS``)."""
     if fmt != "auto" and fmt not in READERS:
         raise TraceError([f"{path}:1: unknown format {fmt!r}; expected auto or one of {', '.join(FORMATS)}"])

@@ -53,7 +53,7 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
-class Session:
+class RecordedSession:
     """One recorded session: ``cwd`` is the recorded working directory when the trace has it."""
 
     path: str

@@ -42,7 +42,7 @@ class WorkspaceSourceError(HarnessError):
 
 
 @dataclass(frozen=True)
-class Limits:
+class WorkspaceLimits:
     """Size limits and excludes (glob patterns matched against each path component and against
     the whole relative path)."""
 
@@ -121,7 +121,7 @@ def _text_entry(data: bytes) -> Entry | None:
 
 
 class _Budget:
-    def __init__(self, limits: Limits, source: str) -> None:
+    def __init__(self, limits: WorkspaceLimits, source: str) -> None:
         self.limits = limits
         self.source = source
         self.total = 0
@@ -145,7 +145,7 @@ class _Budget:
                 "or raise --max-files")
 
 
-def from_directory(directory: str, limits: Limits = Limits()) -> WorkspaceFiles:
+def from_directory(directory: str, limits: WorkspaceLimits = WorkspaceLimits()) -> WorkspaceFiles:
     """Every file, symlink, FIFO and empty directory under ``directory`` (symlinks are not
     followed). A symlink whose absolute target lies inside ``directory`` is made relative."""
     root = os.path.abspath(directory)
@@ -209,7 +209,7 @@ def _git(repo: str, args: list[str], stdin: bytes | None = None) -> bytes:
     return proc.stdout
 
 
-def from_git(repo: str, rev: str, limits: Limits = Limits()) -> WorkspaceFiles:
+def from_git(repo: str, rev: str, limits: WorkspaceLimits = WorkspaceLimits()) -> WorkspaceFiles:
     """The tree of ``rev`` in the repository ``repo`` (files with their exec bit, symlinks;
     submodules are left out with a note)."""
     if not os.path.isdir(repo):

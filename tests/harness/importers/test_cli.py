@@ -20,7 +20,7 @@ from harness.corpus.loader import load_corpus, parse_scenario_text
 from harness.importers.cli import NO_WORKSPACE_MESSAGE, register_cli
 from harness.importers.importer import render_yaml
 from harness.importers.workspace_files import (
-    Limits,
+    WorkspaceLimits,
     WorkspaceSourceError,
     entry_for_file,
     from_directory,
@@ -156,7 +156,7 @@ def test_directory_source_excludes_defaults_keeps_links_modes_and_empty_dirs(tmp
     os.symlink("run.sh", tmp_path / "link")
     os.symlink(str(tmp_path / "run.sh"), tmp_path / "abs-link")
     (tmp_path / "build.log").write_text("noise")
-    ws = from_directory(str(tmp_path), Limits(excludes=(".git", "node_modules", "*.log")))
+    ws = from_directory(str(tmp_path), WorkspaceLimits(excludes=(".git", "node_modules", "*.log")))
     assert list(ws.entries) == [
         {"path": "abs-link", "symlink": "run.sh"},
         {"path": "empty", "dir": True},
@@ -168,12 +168,12 @@ def test_directory_source_excludes_defaults_keeps_links_modes_and_empty_dirs(tmp
 def test_directory_over_the_limits_fails_clearly(tmp_path: Path) -> None:
     (tmp_path / "big.bin").write_bytes(b"x" * 100)
     with pytest.raises(WorkspaceSourceError) as exc:
-        from_directory(str(tmp_path), Limits(max_file_bytes=99))
+        from_directory(str(tmp_path), WorkspaceLimits(max_file_bytes=99))
     assert str(exc.value) == (f"{tmp_path}: big.bin is 100 bytes, over the per-file limit of 99 bytes; "
                               "exclude it (--exclude) or raise --max-file-bytes")
     (tmp_path / "more.bin").write_bytes(b"y" * 100)
     with pytest.raises(WorkspaceSourceError, match="over the total limit of 150 bytes"):
-        from_directory(str(tmp_path), Limits(max_total_bytes=150))
+        from_directory(str(tmp_path), WorkspaceLimits(max_total_bytes=150))
 
 
 def _git(repo: Path, *args: str) -> None:

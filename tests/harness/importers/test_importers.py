@@ -318,9 +318,9 @@ def test_split_replays_earlier_parts_as_setup_steps() -> None:
 def test_awkward_strings_survive_the_yaml_round_trip() -> None:
     content = "  leading spaces\ntrailing \t\n\r\nnul\x00 and \u2028 and \x85 end\n\n\n"
     call = ToolCall("c", "Write", {"file_path": "w.txt", "content": content}, 1, RecordedResult("ok", False, 1))
-    from harness.importers.trace import Session
+    from harness.importers.trace import RecordedSession
 
-    session = Session("t.jsonl", "claude-code", "s1", None, "", (call,))
+    session = RecordedSession("t.jsonl", "claude-code", "s1", None, "", (call,))
     imp = build_session(session, EMPTY_WS, ImportOptions())
     assert imp.scenarios[0].scenario.steps[0].args["content"] == content
     assert render_yaml({"a": content})  # dumping never raises
