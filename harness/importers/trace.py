@@ -30,19 +30,26 @@ class TraceError(HarnessError):
 
 @dataclass(frozen=True)
 class RecordedResult:
-    """The tool result as the recorded tool layer reported it: its text and its error flag."""
+    """The tool result as the recorded tool layer reported it: its text and its error flag;
+    ``images`` counts image blocks (never compared); ``structured`` is the agent's own
+    structured record of the result when the trace carries one (Claude Code's
+    ``toolUseResult``, a Codex ``metadata`` object)."""
 
     text: str
     is_error: bool
     line: int
+    images: int = 0
+    structured: JsonObj | None = None
 
 
 @dataclass(frozen=True)
 class ToolCall:
     """One recorded tool call: the agent's tool name and arguments as sent, where it is in the
-    trace, and its result (None when the trace ends before the result was recorded).
-    ``args`` is None when the recorded arguments were not a JSON object (e.g. a model wrote
-    malformed JSON); ``args_problem`` then says why."""
+    trace, and its result (None when none was recorded; ``missing_reason`` then says why:
+    the assistant message ended with an error or abort, the user interrupted, the trace is
+    truncated or ends). ``args`` is None when the recorded arguments were not a JSON object
+    (e.g. a model wrote malformed JSON); ``args_problem`` then says why. ``sidechain`` marks
+    calls a subagent made inside the session (Claude Code ``isSidechain``)."""
 
     call_id: str
     name: str
@@ -50,11 +57,36 @@ class ToolCall:
     line: int
     result: RecordedResult | None = None
     args_problem: str = ""
+    missing_reason: str = ""
+    sidechain: bool = False
+
+
+@dataclass(frozen=True)
+class RecordedPlatform:
+    """The operating system the session ran on (``linux``, ``macos``, ``windows``; None when the
+    trace does not show it) and what showed it (``cwd /Users/ana/shop``)."""
+
+    os: str | None = None
+    evidence: str = ""
+
+
+@dataclass(frozen=True)
+class RecordedAgent:
+    """The agent (``Claude Code``, ``pi``, ``Codex CLI``…) and the version the trace records
+    (``version``: the agent's release when recorded, else what the trace shows instead, e.g.
+    pi's session-format version in ``detail``)."""
+
+    name: str = ""
+    version: str | None = None
+    detail: str = ""
 
 
 @dataclass(frozen=True)
 class RecordedSession:
-    """One recorded session: ``cwd`` is the recorded working directory when the trace has it."""
+    """One recorded session: ``cwd`` is the recorded working directory when the trace has it;
+    ``surface`` is the tool surface the calls were made on (``claude-code``, ``pi``, ``minimax``;
+    None when the trace does not say); ``subagent_of`` names the parent session of a subagent
+    transcript (a Claude Code ``agent-*.jsonl`` file)."""
 
     path: str
     format: str
@@ -63,6 +95,10 @@ class RecordedSession:
     first_prompt: str
     calls: tuple[ToolCall, ...]
     notes: tuple[str, ...] = field(default_factory=tuple)
+    surface: str | None = None
+    platform: RecordedPlatform = field(default_factory=RecordedPlatform)
+    agent: RecordedAgent = field(default_factory=RecordedAgent)
+    subagent_of: str | None = None
 
 
 def read_text(path: str) -> str:
@@ -113,38 +149,70 @@ def _array_records(text: str, path: str, start: int) -> list[tuple[int, Any]]:
         expect_value = False
 
 
-def json_records(text: str, path: str) -> list[tuple[int, Any]]:
+@dataclass(frozen=True)
+class ParsedRecords:
+    """A trace's JSON records with their lines; ``truncated_line`` is the line of an incomplete
+    last record (the writer stopped mid-line) that was left out; ``skipped_lines`` are invalid
+    JSON Lines left out on request (``skip_bad_lines``)."""
+
+    records: list[tuple[int, Any]]
+    truncated_line: int | None = None
+    skipped_lines: tuple[int, ...] = ()
+
+
+def parse_records(text: str, path: str, *, skip_bad_lines: bool = False) -> ParsedRecords:
     """The trace as (line, value) records: one per line for JSON Lines, one per element for a
     JSON array, one for a single JSON document. Invalid JSON raises ``TraceError`` naming the
-    line (for JSON Lines: every bad line)."""
+    line (for JSON Lines: every bad line), except an incomplete last line of JSON Lines without
+    a final newline — a recording cut off mid-write — which is left out and reported as
+    ``truncated_line``; ``skip_bad_lines`` leaves every other invalid JSON line out as well."""
     stripped = text.lstrip()
     if not stripped:
         raise TraceError([f"{path}:1: expected JSON or JSON Lines, got an empty file"])
     lines = text.split("\n")
     records: list[tuple[int, Any]] = []
-    bad: list[str] = []
+    bad: list[tuple[int, str]] = []
     for no, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
         try:
             records.append((no, json.loads(raw)))
         except json.JSONDecodeError as exc:
-            bad.append(f"{path}:{no}: invalid JSON: {exc.msg} (column {exc.colno})")
+            bad.append((no, f"{path}:{no}: invalid JSON: {exc.msg} (column {exc.colno})"))
     if not bad:
         if len(records) == 1 and isinstance(records[0][1], list):
-            return _array_records(text, path, text.index("["))
-        return records
-    # Not JSON Lines: maybe one (pretty-printed) JSON document.
+            return ParsedRecords(_array_records(text, path, text.index("[")))
+        return ParsedRecords(records)
     start = len(text) - len(stripped)
+    jsonl = bool(records) and stripped[0] == "{" and records[0][0] == _line_of(text, start)
+    if jsonl:
+        last_line = len(lines) if lines[-1].strip() else None
+        truncated = last_line if bad[-1][0] == last_line else None  # no newline after it: cut off mid-write
+        rest = [b for b in bad if b[0] != truncated]
+        if rest and not skip_bad_lines:
+            raise TraceError([m for _, m in rest])
+        return ParsedRecords(records, truncated, tuple(n for n, _ in rest))
+    # Not JSON Lines: maybe one (pretty-printed) JSON document.
     if stripped[0] == "[":
-        return _array_records(text, path, start)
+        return ParsedRecords(_array_records(text, path, start))
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        if len(records) >= 1 and stripped[0] == "{" and records[0][0] == _line_of(text, start):
-            raise TraceError(bad) from None  # the first line parsed alone: JSON Lines with bad lines
         raise TraceError([f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"]) from None
-    return [(_line_of(text, start), value)]
+    return ParsedRecords([(_line_of(text, start), value)])
+
+
+def json_records(text: str, path: str) -> list[tuple[int, Any]]:
+    """``parse_records(text, path).records``."""
+    return parse_records(text, path).records
+
+
+def image_blocks(content: Any) -> int:
+    """How many image blocks a message content value holds (Anthropic ``image``, pi ``image``,
+    OpenAI ``image_url``/``input_image``)."""
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for b in content if isinstance(b, dict) and b.get("type") in ("image", "image_url", "input_image"))
 
 
 def text_of_content(content: Any) -> str:

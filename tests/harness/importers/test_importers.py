@@ -76,7 +76,8 @@ def test_pi_reader_notes_user_shell_commands_it_does_not_import() -> None:
     s = read_trace(str(TRACES / "pi-session.jsonl"))
     assert (s.session_id, s.cwd) == ("9d2e-pi-demo", "/work/pi-proj")
     assert s.notes == (f"{TRACES / 'pi-session.jsonl'}:13: a shell command the user ran ('git status') "
-                       "is not a tool call and is not imported",)
+                       "is not a tool call and is not imported",
+                       "entries that are not tool calls, ignored: 1 model_change")
 
 
 def test_malformed_json_line_is_reported_with_file_and_line() -> None:
