@@ -18,6 +18,13 @@ from typing import Any
 
 import yaml
 
+from harness.corpus.workspace_source import (
+    SOURCE_KINDS,
+    WorkspaceLimits,
+    WorkspaceSourceError,
+    entries_digest,
+    read_source,
+)
 from harness.corpus.yaml_reader import (
     Node,
     Pairs,
@@ -67,7 +74,8 @@ TOP_KEYS = ("id", "title", "tags", "requires", "surface", "profile", "env", "nor
 REQUIRES_KEYS = (*CONDITION_NAMES, "tools")
 WHEN_KEYS = CONDITION_NAMES
 ISOLATIONS = ("container",)
-WORKSPACE_KEYS = ("files", "git")
+WORKSPACE_KEYS = ("from", "files", "git")
+WS_FROM_KEYS = (*SOURCE_KINDS, "rev", "exclude", "sha256")
 WS_FILE_KEYS = ("path", "text", "encoding", "bom", "eol", "mode", "mtime", "base64", "symlink", "fifo", "dir")
 WS_CONTENT_KEYS = ("text", "base64", "symlink", "fifo", "dir")
 STEP_KEYS = ("id", "tool", "op", "args", "timeout", "when", "expect", "platform", "save")
@@ -291,10 +299,50 @@ def _step(r: YamlReader, node: Node, index: int, seen_ids: dict[str, int]) -> St
                 raw_expect=raw_expect)
 
 
+def _workspace_from(r: YamlReader, node: Node) -> tuple[WorkspaceEntry, ...]:
+    """``workspace.from``: the members of a referenced directory, tar archive or git revision
+    (docs/scenario-format.md), its location relative to the scenario file."""
+    field = "workspace.from"
+    pairs = r.mapping(node, field, WS_FROM_KEYS)
+    if pairs is None:
+        return ()
+    kinds = [k for k in SOURCE_KINDS if k in pairs]
+    if len(kinds) != 1:
+        r.problem(node, field, f"expected exactly one of {', '.join(SOURCE_KINDS)}")
+        return ()
+    kind = kinds[0]
+    location = r.string(pairs[kind][1], f"{field}.{kind}", allow_empty=False)
+    rev = None
+    if kind == "repo":
+        if "rev" not in pairs:
+            r.problem(node, f"{field}.rev", "required with repo (the commit holding the starting files)")
+            return ()
+        rev = r.string(pairs["rev"][1], f"{field}.rev", allow_empty=False)
+    elif "rev" in pairs:
+        r.problem(pairs["rev"][0], f"{field}.rev", "only allowed together with repo")
+    excludes = r.strings(pairs["exclude"][1], f"{field}.exclude") or () if "exclude" in pairs else ()
+    want = r.string(pairs["sha256"][1], f"{field}.sha256", allow_empty=False) if "sha256" in pairs else None
+    if location is None or (kind == "repo" and rev is None):
+        return ()
+    base = os.path.dirname(r.path)
+    full = location if os.path.isabs(location) else os.path.join(base, location)
+    try:
+        read = read_source(kind, full, rev, WorkspaceLimits(excludes=tuple(excludes)))
+    except WorkspaceSourceError as exc:
+        r.problem(pairs[kind][1], f"{field}.{kind}", str(exc))
+        return ()
+    if want is not None and entries_digest(read.entries) != want:
+        r.problem(pairs["sha256"][1], f"{field}.sha256",
+                  f"the referenced workspace has changed (its sha256 is now {entries_digest(read.entries)}); "
+                  "restore it, or update sha256 to accept the new content")
+    return read.entries
+
+
 def _workspace(r: YamlReader, node: Node) -> Workspace:
     pairs = r.mapping(node, "workspace", WORKSPACE_KEYS)
     if pairs is None:
         return Workspace()
+    referenced = _workspace_from(r, pairs["from"][1]) if "from" in pairs else ()
     git = False
     if "git" in pairs:
         git = bool(r.boolean(pairs["git"][1], "workspace.git"))
@@ -346,6 +394,8 @@ def _workspace(r: YamlReader, node: Node) -> Workspace:
                 r.problem(f["path"][1], f"{field}.path", f"duplicate path {path!r} (also workspace.files[{seen[norm]}])")
             seen[norm] = i
             entries.append(WorkspaceEntry(path=norm, kind=kind, data=data, target=target, mode=mode, mtime=mtime))
+    if referenced:  # inline files replace referenced members of the same path
+        entries = [e for e in referenced if e.path not in seen] + entries
     return Workspace(entries=tuple(entries), git=git)
 
 

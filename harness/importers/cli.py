@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 from harness.corpus.loader import ID_PATTERN, ID_PATTERN_TEXT
@@ -17,12 +18,14 @@ from harness.errors import HarnessError, UsageError
 from harness.importers.expectations import DEFAULT_EXPECT_MODE, EXPECT_MODES
 from harness.importers.importer import (
     DEFAULT_ID_PREFIX,
+    PLATFORM_CHOICES,
+    SURFACE_CHOICES,
     ImportOptions,
     SessionImport,
     build_session,
     write_scenarios,
 )
-from harness.importers.mapping import SURFACES, TIMEOUT_UNITS
+from harness.importers.mapping import SURFACES, TIMEOUT_UNITS, known_tool_names
 from harness.importers.readers import read_trace
 from harness.importers.trace import FORMATS, TraceError
 from harness.importers.workspace_files import (
@@ -32,6 +35,7 @@ from harness.importers.workspace_files import (
     DEFAULT_MAX_TOTAL_BYTES,
     WorkspaceFiles,
     WorkspaceLimits,
+    from_archive,
     from_directory,
     from_git,
 )
@@ -39,9 +43,11 @@ from harness.model.results import EXIT_ERROR, EXIT_OK
 
 NO_WORKSPACE_MESSAGE = (
     "import needs the starting workspace of the recorded session: pass --workspace-dir DIR (the "
-    "files as they were when the session started) or --git-rev REV [--repo DIR]. A replay from the "
-    "wrong starting state is meaningless: the recorded results would not follow from it."
+    "files as they were when the session started), --git REPO@REV (a commit holding them) or "
+    "--workspace-archive FILE (a tar of them). A replay from the wrong starting state is "
+    "meaningless: the recorded results would not follow from it."
 )
+TRACE_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
 
 def _positive(text: str) -> int:
@@ -54,50 +60,114 @@ def _positive(text: str) -> int:
     return value
 
 
+def _tool_mapping(text: str) -> tuple[str, str]:
+    name, sep, tool = text.partition("=")
+    if not sep or not name or not tool:
+        raise argparse.ArgumentTypeError(f"expected NAME=TOOL, got {text!r}")
+    known = known_tool_names()
+    if tool.lower() not in known:
+        raise argparse.ArgumentTypeError(f"unknown tool {tool!r} in {text!r}; expected one of {', '.join(known)}")
+    return name, tool.lower()
+
+
 def register_cli(subparsers: Any) -> None:
     """Add ``import`` to an argparse subparsers object (``parser.add_subparsers()``)."""
     p = subparsers.add_parser("import", help="turn recorded agent sessions into scenarios",
                               description="Turn recorded agent sessions (Claude Code or pi session JSONL, "
-                                          "OpenAI chat-completions or Anthropic messages logs) into scenario files.")
-    p.add_argument("traces", nargs="+", metavar="TRACE", help="trace files (one session each)")
+                                          "OpenAI chat-completions / Responses logs or Codex CLI rollouts, "
+                                          "Anthropic messages logs) into scenario files.")
+    p.add_argument("traces", nargs="+", metavar="TRACE",
+                   help="trace files (one session each) or directories of them (*.jsonl, *.json, *.ndjson)")
     src = p.add_argument_group("starting workspace (one is required)")
     src.add_argument("--workspace-dir", metavar="DIR", help="directory holding the files as the session started")
-    src.add_argument("--git-rev", metavar="REV", help="git revision holding the files as the session started")
+    src.add_argument("--git", metavar="REPO@REV", dest="git_source",
+                     help="git revision holding the files as the session started (REV alone: in the current directory)")
+    src.add_argument("--git-rev", metavar="REV", help="same as --git REPO@REV with --repo (default: .)")
     src.add_argument("--repo", default=".", metavar="DIR", help="repository of --git-rev (default: .)")
+    src.add_argument("--workspace-archive", metavar="FILE", help="tar archive (.tar, .tar.gz, …) of the starting files")
+    src.add_argument("--inline-workspace", action="store_true",
+                     help="copy the files into each scenario (workspace.files) instead of referencing the source "
+                          "(workspace.from)")
     src.add_argument("--exclude", action="append", default=[], metavar="PATTERN",
                      help="leave out paths matching this glob (repeatable; added to the defaults)")
     src.add_argument("--no-default-excludes", action="store_true",
                      help=f"do not leave out {', '.join(DEFAULT_EXCLUDES)}")
-    src.add_argument("--max-file-bytes", type=_positive, default=DEFAULT_MAX_FILE_BYTES, metavar="N")
-    src.add_argument("--max-total-bytes", type=_positive, default=DEFAULT_MAX_TOTAL_BYTES, metavar="N")
-    src.add_argument("--max-files", type=_positive, default=DEFAULT_MAX_FILES, metavar="N")
-    src.add_argument("--git", action="store_true", help="make the workspace a git repository (workspace.git)")
+    src.add_argument("--max-file-bytes", type=_positive, default=DEFAULT_MAX_FILE_BYTES, metavar="N",
+                     help=f"largest file taken (default: {DEFAULT_MAX_FILE_BYTES})")
+    src.add_argument("--max-total-bytes", type=_positive, default=DEFAULT_MAX_TOTAL_BYTES, metavar="N",
+                     help=f"largest workspace taken (default: {DEFAULT_MAX_TOTAL_BYTES})")
+    src.add_argument("--max-files", type=_positive, default=DEFAULT_MAX_FILES, metavar="N",
+                     help=f"most files taken (default: {DEFAULT_MAX_FILES})")
+    src.add_argument("--git-init", action="store_true", dest="git",
+                     help="make the replay workspace a git repository (workspace.git)")
     p.add_argument("--out", required=True, metavar="DIR", help="directory to write the scenarios into")
     p.add_argument("--format", default="auto", choices=("auto", *FORMATS), help="trace format (default: auto)")
     p.add_argument("--surface", default="minimax", choices=SURFACES, help="target surface (default: minimax)")
     p.add_argument("--expect", default=DEFAULT_EXPECT_MODE, choices=EXPECT_MODES,
                    help=f"expectations from recorded results (default: {DEFAULT_EXPECT_MODE})")
+    p.add_argument("--recorded-surface", default="auto", choices=SURFACE_CHOICES,
+                   help="the surface the recording was made on, deciding where --expect text compares text "
+                        "(default: from the trace: claude-code, pi, or unknown for logs)")
+    p.add_argument("--platform", default="auto", choices=PLATFORM_CHOICES,
+                   help="platform of the recording (default: from the trace); a platform other than linux "
+                        "becomes requires.os; any: no requirement")
+    p.add_argument("--tool-map", action="append", default=[], type=_tool_mapping, metavar="NAME=TOOL",
+                   help="import the recorded tool NAME as TOOL (a toolproof tool or a built-in agent tool name; "
+                        "repeatable)")
     p.add_argument("--root", metavar="PATH", help="the recorded session's working directory (default: from the trace)")
     p.add_argument("--split", type=_positive, metavar="N", help="one scenario per N imported calls")
     p.add_argument("--id-prefix", default=DEFAULT_ID_PREFIX, metavar="PREFIX",
                    help=f"scenario id prefix (default: {DEFAULT_ID_PREFIX})")
     p.add_argument("--bash-timeout-unit", choices=TIMEOUT_UNITS,
                    help="unit of recorded bash timeouts (default: ms for Claude Code's Bash, else s)")
+    p.add_argument("--skip-bad-lines", action="store_true",
+                   help="leave out invalid JSON lines of a trace (noted) instead of refusing it")
     p.add_argument("--force", action="store_true", help="overwrite existing scenario files")
     p.set_defaults(func=cmd_import)
 
 
 def _workspace(args: argparse.Namespace) -> WorkspaceFiles:
-    if args.workspace_dir and args.git_rev:
-        raise UsageError("pass only one of --workspace-dir and --git-rev")
-    if not args.workspace_dir and not args.git_rev:
+    git = args.git_source or (f"{args.repo}@{args.git_rev}" if args.git_rev else None)
+    given = [name for name, value in (("--workspace-dir", args.workspace_dir), ("--git", git),
+                                      ("--workspace-archive", args.workspace_archive)) if value]
+    if len(given) > 1:
+        raise UsageError(f"pass only one of --workspace-dir, --git and --workspace-archive (got {', '.join(given)})")
+    if not given:
         raise UsageError(NO_WORKSPACE_MESSAGE)
     excludes = tuple(args.exclude) if args.no_default_excludes else (*DEFAULT_EXCLUDES, *args.exclude)
     limits = WorkspaceLimits(max_file_bytes=args.max_file_bytes, max_total_bytes=args.max_total_bytes,
-                    max_files=args.max_files, excludes=excludes)
+                             max_files=args.max_files, excludes=excludes)
     if args.workspace_dir:
         return from_directory(args.workspace_dir, limits)
-    return from_git(args.repo, args.git_rev, limits)
+    if args.workspace_archive:
+        return from_archive(args.workspace_archive, limits)
+    repo, sep, rev = str(git).rpartition("@")
+    if not sep:
+        repo, rev = ".", str(git)
+    if not rev:
+        raise UsageError(f"--git {git}: expected REPO@REV (a revision after the @)")
+    return from_git(repo or ".", rev, limits)
+
+
+def trace_files(paths: list[str]) -> tuple[list[str], list[str]]:
+    """The trace files named: files as given, directories expanded to their trace files
+    (``*.jsonl``, ``*.json``, ``*.ndjson``, recursively, sorted). Returns (files, files found
+    in directories); a path that does not exist is a ``UsageError``."""
+    files: list[str] = []
+    found: list[str] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            inside = sorted(str(f) for f in p.rglob("*") if f.suffix in TRACE_SUFFIXES and f.is_file())
+            if not inside:
+                raise UsageError(f"{raw}: the directory holds no trace files ({', '.join(TRACE_SUFFIXES)})")
+            files.extend(inside)
+            found.extend(inside)
+        elif p.exists():
+            files.append(raw)
+        else:
+            raise UsageError(f"{raw}: no such file or directory")
+    return list(dict.fromkeys(files)), found
 
 
 def _summary(imp: SessionImport, files: dict[str, str], out: TextIO) -> None:
@@ -117,15 +187,22 @@ def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
     try:
         if not ID_PATTERN.fullmatch(args.id_prefix):
             raise UsageError(f"--id-prefix: expected an id matching {ID_PATTERN_TEXT}, got {args.id_prefix!r}")
+        traces, in_dirs = trace_files(args.traces)
         workspace = _workspace(args)
         opts = ImportOptions(surface=args.surface, expect=args.expect, root=args.root, split=args.split,
-                             id_prefix=args.id_prefix.rstrip("/"), timeout_unit=args.bash_timeout_unit, git=args.git)
+                             id_prefix=args.id_prefix.rstrip("/"), timeout_unit=args.bash_timeout_unit, git=args.git,
+                             tool_map=dict(args.tool_map), recorded_surface=args.recorded_surface,
+                             platform=args.platform, inline_workspace=args.inline_workspace, out_dir=args.out)
         problems: list[str] = []
+        passed_over: list[str] = []
         imports: list[SessionImport] = []
-        for trace in args.traces:
+        for trace in traces:
             try:
-                session = read_trace(trace, args.format)
+                session = read_trace(trace, args.format, skip_bad_lines=args.skip_bad_lines)
             except TraceError as exc:
+                if trace in in_dirs and exc.problems[0].startswith(f"{trace}:1: cannot tell the trace format"):
+                    passed_over.append(f"{trace}: not a recorded session of a known format")
+                    continue
                 problems.extend(exc.problems)
                 continue
             imports.append(build_session(session, workspace, opts))
@@ -135,6 +212,8 @@ def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
         by_name = {w.rsplit("/", 1)[-1]: w for w in written}
         for imp in imports:
             _summary(imp, by_name, out)
+        for line in passed_over:
+            print(f"toolproof import: passed over {line}", file=out)
         total = sum(imp.imported for imp in imports)
         skipped = sum(len(imp.skipped) for imp in imports)
         print(f"toolproof import: {len(written)} scenario(s) written to {args.out}, {total} call(s) imported, "

@@ -1,5 +1,11 @@
 """Expectations from recorded results: the ``expect`` mapping of an imported step, for the
-``--expect`` modes ``none``, ``status`` (default) and ``text``. Pure functions.
+``--expect`` modes ``none``, ``status`` (default), ``outcome`` and ``text``. Pure functions.
+
+``outcome`` adds what a faithful replay must reproduce whatever the tool layer's wording: the
+exit code of a failed command (as the target surface states it), the content a write left, the
+replacement text an edit put in the file. ``text`` compares the recorded text only for steps
+whose recorded surface is the target surface (a pi session replayed on ``pi``); everywhere
+else it falls back to the outcome checks, because another tool layer's wording can never match.
 
 Recorded errors map onto the way the reference tool layer reports that tool's failures on the
 target surface (``ERROR_AS_IS_ERROR``: a returned result with ``is_error: true``; otherwise a
@@ -17,9 +23,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.importers.trace import RecordedResult
+from harness.importers.trace import JsonObj, RecordedResult
 
-EXPECT_MODES: tuple[str, ...] = ("none", "status", "text")
+EXPECT_MODES: tuple[str, ...] = ("none", "status", "outcome", "text")
 DEFAULT_EXPECT_MODE = "status"
 ERROR_AS_IS_ERROR: frozenset[tuple[str, str]] = frozenset({("minimax", "bash")})
 # Tools whose result text echoes the path argument exactly as it was passed.
@@ -42,6 +48,17 @@ VOLATILE_RE = re.compile(
     r"|\bbash-[0-9a-f]{8}\b|\bbash_\d+\b"            # background task / shell ids
     r"|\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"           # timestamps
 )
+# Claude Code cancels the other calls of a parallel batch when one fails; they never ran.
+SIBLING_CANCELLED_RE = re.compile(r"Sibling tool call errored|Cancelled: parallel tool call")
+# How recorded shells state a non-zero exit code (Claude Code "Exit code 2" first; pi and the
+# reference "Command exited with code 2" last; OpenHands "[Command finished with exit code 2]").
+EXIT_CODE_RES: tuple[re.Pattern[str], ...] = (
+    re.compile(r"\A\s*(?:Error: )?Exit code (\d+)\b"),
+    re.compile(r"Command exited with code (\d+)\s*\Z"),
+    re.compile(r"\[Command finished with exit code (\d+)\]"),
+    re.compile(r"\bexit(?:ed with)? code:? (\d+)\b", re.IGNORECASE),
+)
+TARGET_EXIT_STATUS = "Command exited with code {code}"
 # The call never ran: the user rejected or interrupted it, or permission was missing.
 NOT_RUN_RE = re.compile(
     r"The user doesn't want to proceed with this tool use|\[Request interrupted by user"
@@ -59,6 +76,51 @@ class TextContext:
     root: str | None = None
     path_pairs: tuple[tuple[str, str], ...] = ()
     read_start: int = 1
+
+
+def sibling_cancelled(result: RecordedResult) -> bool:
+    """True when Claude Code cancelled the call because a parallel call of the same turn failed."""
+    return result.is_error and bool(SIBLING_CANCELLED_RE.search(result.text[:300]))
+
+
+def recorded_exit_code(result: RecordedResult) -> int | None:
+    """The exit code a recorded shell result states (Codex's metadata first), or None."""
+    if result.structured is not None:
+        code = result.structured.get("exit_code", result.structured.get("exitCode"))
+        if isinstance(code, int) and not isinstance(code, bool):
+            return code
+    if not result.is_error:
+        return 0 if result.structured is None else None
+    for pattern in EXIT_CODE_RES:
+        m = pattern.search(result.text)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def _text_lines(text: str) -> list[str]:
+    """The distinct non-blank lines of ``text`` (line ends of any kind dropped)."""
+    out: list[str] = []
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        if line.strip() and line not in out:
+            out.append(line)
+    return out
+
+
+def file_outcome(tool: str, args: JsonObj, surface: str) -> dict[str, Any]:
+    """The file check a successful step implies: a write leaves exactly its content; an edit
+    leaves each line of its replacement text in the file."""
+    if tool == "write":
+        return {str(args["path"]): {"text": args["content"]}}
+    if tool == "edit":
+        if surface == "pi":
+            news = [str(e["newText"]) for e in args["edits"]]
+        else:
+            news = [str(args["new_string"])]
+        lines = [ln for n in news for ln in _text_lines(n)]
+        if lines:
+            return {str(args.get("path", args.get("file_path"))): {"contains": list(dict.fromkeys(lines))}}
+    return {}
 
 
 def not_run(result: RecordedResult) -> bool:
@@ -156,24 +218,56 @@ def text_matcher(text: str, exact_ok: bool) -> str | dict[str, Any] | None:
     return {"startswith": prefix}
 
 
-def build_expect(result: RecordedResult, mode: str, ctx: TextContext, *, text_allowed: bool = True) -> dict[str, Any]:
+def build_expect(result: RecordedResult, mode: str, ctx: TextContext, *, text_allowed: bool = True,
+                 args: JsonObj | None = None, last_part: bool = True) -> dict[str, Any]:
     """The ``expect`` mapping of one imported step (empty: omit ``expect``). ``text_allowed``
-    is False for steps that carry only part of a recorded call (a split multi-edit)."""
+    is False for steps that carry only part of a recorded call (a split multi-edit) and for
+    steps recorded on another surface than the target's; ``args`` are the step's arguments
+    (for the file outcome); ``last_part`` is False for the earlier steps of a split call."""
+    out = _status_expect(result, mode, ctx)
+    if mode in ("none", "status"):
+        return out
+    if mode == "text" and text_allowed:
+        _add_text(out, result, ctx)
+        if not result.is_error and args is not None and last_part:
+            _add_files(out, ctx, args)
+        return out
+    _add_outcome(out, result, ctx, args, last_part)
+    return out
+
+
+def _add_files(out: dict[str, Any], ctx: TextContext, args: JsonObj) -> None:
+    files = file_outcome(ctx.tool, args, ctx.surface)
+    if files:
+        out["files"] = files
+
+
+def _add_outcome(out: dict[str, Any], result: RecordedResult, ctx: TextContext, args: JsonObj | None,
+                 last_part: bool) -> None:
+    if ctx.tool == "bash":
+        code = recorded_exit_code(result)
+        if code:
+            key = "text" if error_as_is_error("bash", ctx.surface) else "error"
+            out[key] = {"endswith": TARGET_EXIT_STATUS.format(code=code)}
+        return
+    if not result.is_error and args is not None and last_part:
+        _add_files(out, ctx, args)
+
+
+def _add_text(out: dict[str, Any], result: RecordedResult, ctx: TextContext) -> None:
+    key = "error" if out.get("status") == "error" else "text"
+    text, exact_ok = normalise_text(result.text, ctx)
+    matcher = text_matcher(text, exact_ok)
+    if matcher is not None:
+        out[key] = matcher
+
+
+def _status_expect(result: RecordedResult, mode: str, ctx: TextContext) -> dict[str, Any]:
     as_is_error = error_as_is_error(ctx.tool, ctx.surface)
     if mode == "none":
         if not result.is_error:
             return {}
         return {"is_error": True} if as_is_error else {"status": "error"}
-    out: dict[str, Any]
     if result.is_error and not as_is_error:
-        out = {"status": "error"}
-        key = "error"
-    else:
-        out = {"status": "result", "is_error": result.is_error}
-        key = "text"
-    if mode == "text" and text_allowed:
-        text, exact_ok = normalise_text(result.text, ctx)
-        matcher = text_matcher(text, exact_ok)
-        if matcher is not None:
-            out[key] = matcher
-    return out
+        return {"status": "error"}
+    return {"status": "result", "is_error": result.is_error}

@@ -1,6 +1,8 @@
 """Turning a read ``RecordedSession`` and a starting workspace into scenario YAML documents: step ids,
-titles, tags, ``--split`` parts, the YAML text (with a header comment listing what was skipped),
-validation of every document with the project loader, and writing without overwriting.
+titles, tags, ``--split`` parts, the platform requirement, the workspace (referenced through
+``workspace.from`` by default, inlined on request), the YAML text (with a header comment naming
+the recording's agent, version and platform and listing what was skipped), validation of every
+document with the project loader, and writing without overwriting.
 
 A generated document that the loader rejects, or that loads with different arguments or
 workspace bytes than were generated, is a bug of the importer: ``ImporterBug`` is raised and
@@ -10,6 +12,7 @@ nothing is written.
 from __future__ import annotations
 
 import base64
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -20,8 +23,14 @@ import yaml
 
 from harness.corpus.loader import ID_PATTERN, parse_scenario_text
 from harness.errors import ScenarioError, UsageError
-from harness.importers.expectations import DEFAULT_EXPECT_MODE, TextContext, build_expect, not_run
-from harness.importers.mapping import Mapped, Skip, map_call
+from harness.importers.expectations import (
+    DEFAULT_EXPECT_MODE,
+    TextContext,
+    build_expect,
+    not_run,
+    sibling_cancelled,
+)
+from harness.importers.mapping import TOOL_ALIASES, Mapped, Skip, map_call
 from harness.importers.trace import RecordedSession
 from harness.importers.workspace_files import WorkspaceFiles
 from harness.model.scenario import Scenario, encode_text
@@ -35,6 +44,11 @@ YAML_WIDTH = 100
 # Characters YAML treats as line breaks besides "\n".
 YAML_EXTRA_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
 PI_PROFILE: dict[str, Any] = {"base": "upstream"}
+REPLAY_OS = "linux"
+PLATFORM_CHOICES: tuple[str, ...] = ("auto", "any", "linux", "macos", "windows")
+SURFACE_CHOICES: tuple[str, ...] = ("auto", "claude-code", "pi", "minimax", "other")
+SIBLING_REASON = ("cancelled by Claude Code because a parallel call of the same turn failed "
+                  "(\"Sibling tool call errored\"); it never ran")
 
 
 class ImporterBug(Exception):
@@ -50,6 +64,11 @@ class ImportOptions:
     id_prefix: str = DEFAULT_ID_PREFIX
     timeout_unit: str | None = None
     git: bool = False
+    tool_map: dict[str, str] = field(default_factory=dict)
+    recorded_surface: str = "auto"
+    platform: str = "auto"
+    inline_workspace: bool = False
+    out_dir: str = "."
 
 
 @dataclass(frozen=True)
@@ -80,6 +99,9 @@ class SessionImport:
     steps: int
     skipped: tuple[SkippedCall, ...]
     notes: tuple[str, ...] = field(default_factory=tuple)
+    requires_os: str | None = None
+    text_steps: int = 0
+    outcome_steps: int = 0
 
     def skip_counts(self) -> list[tuple[str, int]]:
         return Counter(s.reason for s in self.skipped).most_common()
@@ -124,20 +146,33 @@ class _Planned:
     base_id: str
 
 
+def recorded_surface(session: RecordedSession, opts: ImportOptions) -> str | None:
+    """The surface the recording's calls were made on: the option, else what the trace shows."""
+    if opts.recorded_surface != "auto":
+        return None if opts.recorded_surface == "other" else opts.recorded_surface
+    return session.surface
+
+
 def _plan(session: RecordedSession, opts: ImportOptions, root: str | None
-          ) -> tuple[list[_Planned], list[SkippedCall], list[str]]:
+          ) -> tuple[list[_Planned], list[SkippedCall], list[str], int]:
     planned: list[_Planned] = []
     skipped: list[SkippedCall] = []
     notes: list[str] = []
+    text_steps = 0
     used_ids: set[str] = set()
+    same_surface = recorded_surface(session, opts) == opts.surface
     for n, call in enumerate(session.calls, 1):
         if call.result is None:
-            skipped.append(SkippedCall(call.line, call.name, "no recorded result (the trace ends before it)"))
+            skipped.append(SkippedCall(call.line, call.name, f"no recorded result: {call.missing_reason}"))
+            continue
+        if sibling_cancelled(call.result):
+            skipped.append(SkippedCall(call.line, call.name, SIBLING_REASON))
             continue
         if not_run(call.result):
             skipped.append(SkippedCall(call.line, call.name, "rejected or interrupted in the trace (it never ran)"))
             continue
-        mapped = map_call(call, opts.surface, root, session.format, timeout_unit=opts.timeout_unit)
+        mapped = map_call(call, opts.surface, root, session.format, timeout_unit=opts.timeout_unit,
+                          tool_map=opts.tool_map)
         if isinstance(mapped, Skip):
             skipped.append(SkippedCall(call.line, call.name, mapped.reason))
             continue
@@ -145,17 +180,27 @@ def _plan(session: RecordedSession, opts: ImportOptions, root: str | None
         first = mapped.steps[0]
         offset = first.args.get("offset")
         read_start = int(offset) if isinstance(offset, (int, float)) and not isinstance(offset, bool) and offset >= 1 else 1
-        ctx = TextContext(tool=mapped.canonical, surface=opts.surface, root=root,
-                          path_pairs=mapped.path_pairs, read_start=read_start)
         whole = len(mapped.steps) == 1
-        expects = [build_expect(call.result, opts.expect, ctx, text_allowed=whole) for _ in mapped.steps]
-        setup = [build_expect(call.result, "none", ctx) for _ in mapped.steps]
+        # Text is compared only where the recording's surface is the target's, for a call made
+        # under the surface's own tool name (an adapted tool of another agent words its results its own way).
+        mapped_to = opts.tool_map.get(call.name) or opts.tool_map.get(call.name.lower())
+        native = (mapped_to or call.name).lower() in TOOL_ALIASES and mapped.canonical == first.tool
+        text_ok = whole and same_surface and native
+        text_steps += 1 if text_ok and opts.expect == "text" else 0
+        expects = []
+        setup = []
+        for step in mapped.steps:
+            ctx = TextContext(tool=step.tool, surface=opts.surface, root=root, path_pairs=mapped.path_pairs,
+                              read_start=read_start)
+            expects.append(build_expect(call.result, opts.expect, ctx, text_allowed=text_ok, args=step.args,
+                                        last_part=step.part == step.parts))
+            setup.append(build_expect(call.result, "none", ctx))
         base = slug(call.call_id) or f"call-{n}"
         if base in used_ids or not ID_PATTERN.fullmatch(base):
             base = f"call-{n}"
         used_ids.add(base)
         planned.append(_Planned(call.line, mapped, expects, setup, base))
-    return planned, skipped, notes
+    return planned, skipped, notes, text_steps
 
 
 def _steps(planned: list[_Planned], *, setup: bool) -> list[dict[str, Any]]:
@@ -173,9 +218,21 @@ def _steps(planned: list[_Planned], *, setup: bool) -> list[dict[str, Any]]:
     return out
 
 
+def recording_line(session: RecordedSession) -> str:
+    """What the trace shows of the agent, its version and the platform (one line)."""
+    agent = session.agent
+    who = agent.name or session.format
+    version = f" {agent.version}" if agent.version else ""
+    detail = f" ({agent.detail})" if agent.detail else ""
+    plat = session.platform
+    where = f"on {plat.os} (from the {plat.evidence})" if plat.os else "on an unknown platform (the trace does not show it)"
+    return f"recorded with {who}{version}{detail} {where}"
+
+
 def _header(session: RecordedSession, part: str, imported: int, skipped: list[SkippedCall], opts: ImportOptions) -> str:
     lines = [f"# Imported by toolproof from {Path(session.path).name} ({session.format}, session "
              f"{session.session_id}){part}; surface {opts.surface}, expectations: {opts.expect}.",
+             f"# {recording_line(session)}.",
              f"# {imported} call(s) imported, {len(skipped)} skipped."]
     for s in skipped:
         lines.append(f"#   skipped trace line {s.line}: {s.reason}")
@@ -195,42 +252,103 @@ def _expected_bytes(entry: dict[str, Any]) -> bytes | None:
     return None
 
 
-def validate_generated(text: str, file_name: str, doc: dict[str, Any]) -> Scenario:
-    """Load ``text`` with the project loader and check it carries exactly what was generated."""
+def validate_generated(text: str, path: str, doc: dict[str, Any], workspace: WorkspaceFiles) -> Scenario:
+    """Load ``text`` (as the file ``path``, so a referenced workspace resolves as it will after
+    writing) with the project loader and check it carries exactly what was generated."""
+    file_name = os.path.basename(path)
     try:
-        scenario = parse_scenario_text(text, file_name)
+        scenario = parse_scenario_text(text, path)
     except ScenarioError as exc:
         raise ImporterBug("a generated scenario does not load (importer bug):\n" + "\n".join(exc.problems)) from None
     for loaded, generated in zip(scenario.steps, doc["steps"], strict=True):
         if loaded.args != generated["args"] or loaded.tool != generated["tool"]:
             raise ImporterBug(f"{file_name}: step {generated['id']} does not load with the generated arguments")
-    for loaded_entry, entry in zip(scenario.workspace.entries, doc.get("workspace", {}).get("files", []), strict=True):
-        want = _expected_bytes(entry)
-        if loaded_entry.path != entry["path"] or (want is not None and loaded_entry.data != want):
+    ws_doc = doc.get("workspace", {})
+    if "from" in ws_doc:
+        got = [(e.path, e.kind, e.data, e.target) for e in scenario.workspace.entries]
+        want = [(e.path, e.kind, e.data, e.target) for e in workspace.members]
+        if got != want:
+            raise ImporterBug(f"{file_name}: the referenced workspace does not load as it was read")
+        return scenario
+    for loaded_entry, entry in zip(scenario.workspace.entries, ws_doc.get("files", []), strict=True):
+        want_bytes = _expected_bytes(entry)
+        if loaded_entry.path != entry["path"] or (want_bytes is not None and loaded_entry.data != want_bytes):
             raise ImporterBug(f"{file_name}: workspace file {entry['path']} does not load with its exact bytes")
     return scenario
+
+
+def workspace_doc(workspace: WorkspaceFiles, opts: ImportOptions) -> dict[str, Any]:
+    """The scenario's ``workspace`` section: a ``from`` reference (path relative to the output
+    directory, the resolved commit of a repo, the excludes, the content digest) unless the
+    workspace is inlined or was not read from a source."""
+    ws: dict[str, Any] = {}
+    if workspace.kind and not opts.inline_workspace:
+        location = workspace.location
+        try:
+            location = os.path.relpath(location, os.path.abspath(opts.out_dir))
+        except ValueError:  # another drive (Windows): keep it absolute
+            pass
+        ref: dict[str, Any] = {workspace.kind: location.replace(os.sep, "/")}
+        if workspace.rev:
+            ref["rev"] = workspace.rev
+        if workspace.excludes and workspace.kind != "archive":
+            ref["exclude"] = list(workspace.excludes)
+        ref["sha256"] = workspace.digest()
+        ws["from"] = ref
+    elif workspace.entries:
+        ws["files"] = [dict(e) for e in workspace.entries]
+    if opts.git:
+        ws["git"] = True
+    return ws
+
+
+def requires_os(session: RecordedSession, opts: ImportOptions) -> str | None:
+    """The ``requires.os`` of the scenarios: the recorded platform when it is not Linux
+    (``--platform`` names it instead, or ``any`` drops the requirement)."""
+    if opts.platform == "any":
+        return None
+    chosen = session.platform.os if opts.platform == "auto" else opts.platform
+    return chosen if chosen and chosen != REPLAY_OS else None
+
+
+def _subagent_import(session: RecordedSession, root: str | None) -> SessionImport:
+    reason = (f"subagent transcript of session {session.subagent_of}: its calls ran in the middle of the parent "
+              "session, from files this import cannot reconstruct")
+    skipped = tuple(SkippedCall(c.line, c.name, reason) for c in session.calls)
+    return SessionImport(session=session, root=root, scenarios=(), imported=0, steps=0, skipped=skipped,
+                         notes=(reason + "; not imported",))
 
 
 def build_session(session: RecordedSession, workspace: WorkspaceFiles, opts: ImportOptions) -> SessionImport:
     """The scenario documents of one session (none when no call could be imported)."""
     root = opts.root or session.cwd
-    planned, skipped, notes = _plan(session, opts, root)
-    notes = [*session.notes, *workspace.notes, *(f"{k} ×{v}" if v > 1 else k for k, v in Counter(notes).items())]
+    if session.subagent_of:
+        return _subagent_import(session, root)
+    planned, skipped, plan_notes, text_steps = _plan(session, opts, root)
+    notes = [*session.notes, *workspace.notes, recording_line(session),
+             *(f"{k} ×{v}" if v > 1 else k for k, v in Counter(plan_notes).items())]
     if root is None:
         notes.append("the recorded workspace root is unknown (pass --root): absolute paths cannot be made relative")
+    outcome_steps = len(planned) - text_steps if opts.expect == "text" else 0
+    if outcome_steps:
+        surface = recorded_surface(session, opts) or "an unknown surface"
+        notes.append(f"text compared on {text_steps} of {len(planned)} call(s); the others (recorded on {surface}, "
+                     f"or with another agent's tool) check outcomes instead: status, exit code, files")
+    os_required = requires_os(session, opts)
+    if os_required:
+        notes.append(f"the scenarios require os {os_required}, the platform of the recording (--platform any "
+                     "replays them anywhere)")
     sid = slug(session.session_id) or slug(Path(session.path).stem) or "session"
     chunks = [planned]
     if opts.split and len(planned) > opts.split:
         chunks = [planned[i:i + opts.split] for i in range(0, len(planned), opts.split)]
     base_doc: dict[str, Any] = {}
+    if os_required:
+        base_doc["requires"] = {"os": os_required}
     if opts.surface != "minimax":
         base_doc["surface"] = opts.surface
         base_doc["profile"] = dict(PI_PROFILE)
-    ws: dict[str, Any] = {}
-    if workspace.entries:
-        ws["files"] = [dict(e) for e in workspace.entries]
-    if opts.git:
-        ws["git"] = True
+    ws = workspace_doc(workspace, opts)
     generated: list[GeneratedScenario] = []
     done: list[_Planned] = []
     for k, chunk in enumerate(chunks, 1):
@@ -247,10 +365,12 @@ def build_session(session: RecordedSession, workspace: WorkspaceFiles, opts: Imp
         chunk_skipped = skipped if k == 1 else []
         file_name = scenario_id.rsplit("/", 1)[-1] + ".yaml"
         text = _header(session, part, sum(len(c) for c in chunks), chunk_skipped, opts) + render_yaml(doc)
-        generated.append(GeneratedScenario(scenario_id, file_name, text, validate_generated(text, file_name, doc)))
+        scenario = validate_generated(text, os.path.join(opts.out_dir, file_name), doc, workspace)
+        generated.append(GeneratedScenario(scenario_id, file_name, text, scenario))
         done.extend(chunk)
     return SessionImport(session=session, root=root, scenarios=tuple(generated), imported=len(planned),
-                         steps=sum(len(p.mapped.steps) for p in planned), skipped=tuple(skipped), notes=tuple(notes))
+                         steps=sum(len(p.mapped.steps) for p in planned), skipped=tuple(skipped), notes=tuple(notes),
+                         requires_os=os_required, text_steps=text_steps, outcome_steps=outcome_steps)
 
 
 def write_scenarios(imports: list[SessionImport], out_dir: str, *, force: bool) -> list[str]:

@@ -9,9 +9,11 @@ A call that cannot be mapped faithfully is never dropped silently: ``map_call`` 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import shlex
+from dataclasses import dataclass, replace
 from typing import Any
 
+from harness.importers.agent_tools import AGENT_TOOLS, CANONICAL_TOOLS, CanonicalCall, Unmappable
 from harness.importers.trace import JsonObj, ToolCall
 
 SURFACES: tuple[str, ...] = ("minimax", "pi")
@@ -35,17 +37,24 @@ UNMAPPABLE_WHY: dict[str, str] = {
     "ls": "toolproof has no ls tool",
     "webfetch": "network tool",
     "websearch": "network tool",
+    "web_search": "network tool",
+    "web_fetch": "network tool",
+    "google_web_search": "network tool",
+    "fetch": "network tool",
     "task": "subagent tool",
     "agent": "subagent tool",
     "todowrite": "planning tool",
     "todoread": "planning tool",
     "exitplanmode": "planning tool",
     "bashoutput": "background shell follow-up",
+    "bash_output": "background shell follow-up",
     "killshell": "background shell follow-up",
     "killbash": "background shell follow-up",
     "notebookedit": "notebook tool",
     "notebookread": "notebook tool",
 }
+OLD_NAMES = ("old_string", "oldText", "old_str", "oldString")
+NEW_NAMES = ("new_string", "newText", "new_str", "newString")
 # Arguments that only label a call for humans; dropping them changes nothing the tool does.
 COSMETIC_ARGS: dict[str, tuple[str, ...]] = {
     "bash": ("description",),
@@ -83,8 +92,7 @@ class Skip:
     reason: str
 
 
-class _Unmappable(Exception):
-    pass
+_Unmappable = Unmappable
 
 
 def _is_absolute(p: str) -> bool:
@@ -201,16 +209,16 @@ def _edit_items(args: JsonObj, used: set[str]) -> list[tuple[str, str, bool]]:
             if not isinstance(e, dict):
                 raise _Unmappable(f"edits[{i}] is not an object")
             sub: set[str] = set()
-            old = _require(_pick(e, ("old_string", "oldText", "old_str"), sub), str, f"edits[{i}].old_string")
-            new = _require(_pick(e, ("new_string", "newText", "new_str"), sub), str, f"edits[{i}].new_string")
+            old = _require(_pick(e, OLD_NAMES, sub), str, f"edits[{i}].old_string")
+            new = _require(_pick(e, NEW_NAMES, sub), str, f"edits[{i}].new_string")
             rall = _pick(e, ("replace_all", "replaceAll"), sub)
             extra = [k for k in e if k not in sub]
             if extra:
                 raise _Unmappable(f"edits[{i}] argument {extra[0]!r} has no toolproof equivalent")
             items.append((old, new, rall is True))
-    old = _pick(args, ("old_string", "oldText", "old_str"), used)
+    old = _pick(args, OLD_NAMES, used)
     if old is not None or not items:
-        new = _pick(args, ("new_string", "newText", "new_str"), used)
+        new = _pick(args, NEW_NAMES, used)
         rall = _pick(args, ("replace_all", "replaceAll"), used)
         items.insert(0, (_require(old, str, "old_string"), _require(new, str, "new_string"), rall is True))
     return items
@@ -223,6 +231,8 @@ def _map_edit(args: JsonObj, surface: str, root: str | None, name: str, *, recor
     _leftover(args, used, "edit", name)
     rel = relativize(raw, root)
     pairs = ((raw, rel),) if raw != rel else ()
+    if items[0][0] == "":
+        return _create_then_edit(items, surface, rel, pairs, recorded_error=recorded_error)
     if surface == "pi":
         if any(rall for _, _, rall in items):
             raise _Unmappable("replace_all has no pi equivalent")
@@ -241,6 +251,31 @@ def _map_edit(args: JsonObj, surface: str, root: str | None, name: str, *, recor
     return Mapped("edit", tuple(steps), pairs, notes)
 
 
+def _create_then_edit(items: list[tuple[str, str, bool]], surface: str, rel: str,
+                      pairs: tuple[tuple[str, str], ...], *, recorded_error: bool) -> Mapped:
+    """Claude Code's create mode: an Edit (or a MultiEdit's first edit) with an empty
+    ``old_string`` creates the file with ``new_string``; it is a ``write`` (then the other edits)."""
+    if recorded_error:
+        raise _Unmappable("a create-mode Edit (empty old_string) failed in the trace (the file existed); "
+                          "a write would overwrite it instead of failing")
+    rest = items[1:]
+    if any(o == "" for o, _, _ in rest):
+        raise _Unmappable("an edit after the first has an empty old_string")
+    steps = [MappedStep("write", {"path": rel, "content": items[0][1]})]
+    if rest and surface == "pi":
+        if any(rall for _, _, rall in rest):
+            raise _Unmappable("replace_all has no pi equivalent")
+        steps.append(MappedStep("edit", {"path": rel, "edits": [{"oldText": o, "newText": n} for o, n, _ in rest]}))
+    else:
+        for o, n, rall in rest:
+            a: JsonObj = {"file_path": rel, "old_string": o, "new_string": n}
+            if rall:
+                a["replace_all"] = True
+            steps.append(MappedStep("edit", a))
+    numbered = tuple(replace(st, part=i, parts=len(steps)) for i, st in enumerate(steps, 1))
+    return Mapped("write", numbered, pairs, ("create-mode Edit (empty old_string) mapped to write",))
+
+
 def _search_path(args: JsonObj, used: set[str], root: str | None, out: JsonObj) -> tuple[tuple[str, str], ...]:
     """Copy grep/glob's optional ``path`` into ``out`` relative to ``root``; returns the
     (recorded, relative) pair when relativizing changed it."""
@@ -256,7 +291,7 @@ def _map_grep(args: JsonObj, surface: str, root: str | None, name: str) -> Mappe
     used: set[str] = set()
     out: JsonObj = {"pattern": _require(_pick(args, ("pattern",), used), str, "pattern")}
     pairs = _search_path(args, used, root, out)
-    _set(out, "glob", _pick(args, ("glob",), used))
+    _set(out, "glob", _pick(args, ("glob", "include"), used))
     mode = _pick(args, ("output_mode",), used)
     if mode is not None:
         if mode not in GREP_OUTPUT_MODES:
@@ -314,8 +349,18 @@ def _map_bash(args: JsonObj, surface: str, root: str | None, name: str, unit: st
     used: set[str] = set()
     command = _require(_pick(args, ("command", "cmd"), used), str, "command")
     out: JsonObj = {"command": relativize_command(command, root)}
-    notes = ("recorded workspace root in a bash command made relative",) if out["command"] != command else ()
+    notes: tuple[str, ...] = ("recorded workspace root in a bash command made relative",) \
+        if out["command"] != command else ()
+    workdir = _pick(args, ("workdir",), used)
+    if workdir is not None:
+        rel_dir = relativize(_require(workdir, str, "workdir"), root)
+        if rel_dir not in (".", ""):
+            out["command"] = f"cd {shlex.quote(rel_dir)} && {out['command']}"
+            notes += ("the recorded working directory of a command became a leading cd",)
     timeout = _pick(args, ("timeout",), used)
+    timeout_ms = _pick(args, ("timeout_ms",), used)
+    if timeout is None and timeout_ms is not None:
+        timeout, unit = timeout_ms, "ms"
     deadline = None
     if timeout is not None:
         seconds = _seconds(timeout, unit)
@@ -343,30 +388,58 @@ def unmappable_reason(name: str) -> str:
     low = name.lower()
     if low.startswith("mcp__"):
         return f"unmappable tool {name}: MCP tool"
-    why = UNMAPPABLE_WHY.get(low, "no toolproof equivalent")
+    why = UNMAPPABLE_WHY.get(low, "no toolproof equivalent (name it with --tool-map NAME=TOOL)")
     return f"unmappable tool {name}: {why}"
 
 
+def known_tool_names() -> tuple[str, ...]:
+    """Every tool name ``--tool-map`` may map to: toolproof's tools and the built-in agent names."""
+    return tuple(dict.fromkeys((*CANONICAL_TOOLS, *TOOL_ALIASES, *AGENT_TOOLS)))
+
+
+def _map_one(canonical: str, args: JsonObj, surface: str, root: str | None, fmt: str, name: str,
+             timeout_unit: str | None, recorded_error: bool) -> Mapped:
+    if canonical == "read":
+        return _map_read(args, surface, root, name)
+    if canonical == "write":
+        return _map_write(args, surface, root, name)
+    if canonical in ("edit", "multiedit"):
+        return _map_edit(args, surface, root, name, recorded_error=recorded_error)
+    if canonical == "grep":
+        return _map_grep(args, surface, root, name)
+    if canonical == "glob":
+        return _map_glob(args, surface, root, name)
+    return _map_bash(args, surface, root, name, timeout_unit_for(name, fmt, timeout_unit))
+
+
+def _combine(parts: list[Mapped], recorded_error: bool, canonical: str) -> Mapped:
+    """One recorded call that became several tool calls (a patch over several files)."""
+    if len(parts) == 1:
+        return parts[0]
+    steps = [st for m in parts for st in m.steps]
+    if recorded_error:
+        raise _Unmappable("a failed call that changes several files cannot be split into steps (it applied nothing)")
+    numbered = tuple(replace(st, part=i, parts=len(steps)) for i, st in enumerate(steps, 1))
+    notes = (*(n for m in parts for n in m.notes), f"one {canonical} call split into {len(steps)} steps")
+    return Mapped(canonical, numbered, tuple(p for m in parts for p in m.path_pairs), notes)
+
+
 def map_call(call: ToolCall, surface: str, root: str | None, fmt: str, *,
-             timeout_unit: str | None = None) -> Mapped | Skip:
-    """Map one recorded call onto ``surface``; ``Skip`` (with the reason) when it cannot be."""
-    canonical = TOOL_ALIASES.get(call.name.lower())
-    if canonical is None:
+             timeout_unit: str | None = None, tool_map: dict[str, str] | None = None) -> Mapped | Skip:
+    """Map one recorded call onto ``surface``; ``Skip`` (with the reason) when it cannot be.
+    ``tool_map`` maps recorded tool names (exact, else lower-cased) to a name of
+    ``known_tool_names()``, before the built-in names are looked up."""
+    target = (tool_map or {}).get(call.name) or (tool_map or {}).get(call.name.lower())
+    key = (target or call.name).lower()
+    if key not in TOOL_ALIASES and key not in AGENT_TOOLS:
         return Skip(unmappable_reason(call.name))
     if call.args is None:
         return Skip(f"malformed call: {call.args_problem or 'arguments are not an object'}")
     recorded_error = call.result is not None and call.result.is_error
     try:
-        if canonical == "read":
-            return _map_read(call.args, surface, root, call.name)
-        if canonical == "write":
-            return _map_write(call.args, surface, root, call.name)
-        if canonical in ("edit", "multiedit"):
-            return _map_edit(call.args, surface, root, call.name, recorded_error=recorded_error)
-        if canonical == "grep":
-            return _map_grep(call.args, surface, root, call.name)
-        if canonical == "glob":
-            return _map_glob(call.args, surface, root, call.name)
-        return _map_bash(call.args, surface, root, call.name, timeout_unit_for(call.name, fmt, timeout_unit))
+        calls: list[CanonicalCall] = [(TOOL_ALIASES[key], call.args)] if key in TOOL_ALIASES \
+            else AGENT_TOOLS[key](call.args, call.result)
+        parts = [_map_one(c, a, surface, root, fmt, call.name, timeout_unit, recorded_error) for c, a in calls]
+        return _combine(parts, recorded_error, key)
     except _Unmappable as exc:
         return Skip(f"{call.name}: {exc}")

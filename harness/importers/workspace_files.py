@@ -1,24 +1,31 @@
-"""The starting workspace of an imported scenario, taken from a directory or a git revision the
-user names: ``workspace.files`` entries (text with its encoding, BOM and EOL when the bytes
-round-trip exactly, else base64; modes; symlinks; FIFOs; empty directories), within size limits
-and with excludes.
+"""The starting workspace of an imported scenario, taken from a directory, a tar archive or a
+git revision the user names (read by ``harness.corpus.workspace_source``, the same reader the
+loader uses for ``workspace.from``): referenced from the scenario by default, or inlined as
+``workspace.files`` entries (text with its encoding, BOM and EOL when the bytes round-trip
+exactly, else base64; modes; symlinks; FIFOs; empty directories) with ``--inline-workspace``.
 
-``entry_for_file`` is pure (bytes → entry); the readers do the I/O. Problems the user can fix
-(a missing directory, an unknown revision, a file over the limit) raise ``WorkspaceSourceError``.
+``entry_for_file`` is pure (bytes → entry). Problems the user can fix (a missing directory, an
+unknown revision, a file over the limit) raise ``WorkspaceSourceError`` naming the option.
 """
 
 from __future__ import annotations
 
 import base64
-import fnmatch
 import os
-import stat
-import subprocess
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.errors import HarnessError
-from harness.model.scenario import encode_text
+from harness.corpus.workspace_source import (
+    SourceRead,
+    WorkspaceLimits,
+    WorkspaceSourceError,
+    entries_digest,
+    read_archive,
+    read_directory,
+    read_git,
+    resolve_commit,
+)
+from harness.model.scenario import WorkspaceEntry, encode_text
 
 DEFAULT_EXCLUDES: tuple[str, ...] = (".git", "node_modules")
 DEFAULT_MAX_FILE_BYTES = 1024 * 1024
@@ -26,49 +33,102 @@ DEFAULT_MAX_TOTAL_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_FILES = 5000
 DEFAULT_FILE_MODE = 0o644
 DEFAULT_DIR_MODE = 0o755
-GIT_TIMEOUT_S = 120.0
-GIT_MODE_FILE = "100644"
-GIT_MODE_EXEC = "100755"
-GIT_MODE_SYMLINK = "120000"
-GIT_MODE_SUBMODULE = "160000"
 UTF8_BOM = b"\xef\xbb\xbf"
 UTF16LE_BOM = b"\xff\xfe"
+IMPORT_LIMITS = WorkspaceLimits(DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, DEFAULT_MAX_FILES, DEFAULT_EXCLUDES)
+LIMIT_ADVICE = {
+    "file": "exclude it (--exclude) or raise --max-file-bytes",
+    "total": "exclude large paths (--exclude) or raise --max-total-bytes",
+    "count": "exclude paths (--exclude) or raise --max-files",
+}
 
 Entry = dict[str, Any]
 
-
-class WorkspaceSourceError(HarnessError):
-    """The starting workspace cannot be taken from what the user named."""
-
-
-@dataclass(frozen=True)
-class WorkspaceLimits:
-    """Size limits and excludes (glob patterns matched against each path component and against
-    the whole relative path)."""
-
-    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
-    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES
-    max_files: int = DEFAULT_MAX_FILES
-    excludes: tuple[str, ...] = DEFAULT_EXCLUDES
+__all__ = ["IMPORT_LIMITS", "WorkspaceFiles", "WorkspaceLimits", "WorkspaceSourceError", "entry_for_file",
+           "from_archive", "from_directory", "from_git"]
 
 
 @dataclass(frozen=True)
 class WorkspaceFiles:
-    """The entries (sorted by path) and notes on what was left out."""
+    """The starting workspace: ``entries`` in the inline form (``workspace.files`` mappings,
+    sorted by path), ``members`` as read, notes on what was left out, and where it came from
+    (``kind`` dir/archive/repo, the absolute ``location``, the resolved ``rev`` of a repo, the
+    ``excludes`` applied) so a scenario can reference it instead of inlining it."""
 
     entries: tuple[Entry, ...]
     source: str
     notes: tuple[str, ...] = field(default_factory=tuple)
+    members: tuple[WorkspaceEntry, ...] = ()
+    kind: str = ""
+    location: str = ""
+    rev: str | None = None
+    excludes: tuple[str, ...] = ()
 
-
-def excluded(rel: str, excludes: tuple[str, ...]) -> bool:
-    parts = rel.split("/")
-    return any(fnmatch.fnmatchcase(rel, pat) or any(fnmatch.fnmatchcase(p, pat) for p in parts)
-               for pat in excludes)
+    def digest(self) -> str:
+        return entries_digest(self.members)
 
 
 def _mode_text(mode: int) -> str:
     return f"0{mode & 0o7777:o}"
+
+
+def inline_entry(member: WorkspaceEntry) -> Entry:
+    """The ``workspace.files`` mapping of one member."""
+    if member.kind == "file":
+        return entry_for_file(member.path, member.data, DEFAULT_FILE_MODE if member.mode is None else member.mode)
+    entry: Entry = {"path": member.path}
+    if member.kind == "symlink":
+        entry["symlink"] = member.target or ""
+    elif member.kind == "fifo":
+        entry["fifo"] = True
+    else:
+        entry["dir"] = True
+        if member.mode is not None and member.mode != DEFAULT_DIR_MODE:
+            entry["mode"] = _mode_text(member.mode)
+    return entry
+
+
+def _files(read: SourceRead, source: str, kind: str, location: str, limits: WorkspaceLimits,
+           rev: str | None = None) -> WorkspaceFiles:
+    return WorkspaceFiles(tuple(inline_entry(m) for m in read.entries), source, read.notes, read.entries, kind,
+                          os.path.abspath(location), rev, limits.excludes)
+
+
+def _advised(exc: WorkspaceSourceError, option: str) -> WorkspaceSourceError:
+    message = str(exc)
+    if exc.limit:
+        return WorkspaceSourceError(f"{message}; {LIMIT_ADVICE[exc.limit]}", exc.limit)
+    return WorkspaceSourceError(f"{option}: {message}")
+
+
+def from_directory(directory: str, limits: WorkspaceLimits = IMPORT_LIMITS) -> WorkspaceFiles:
+    """Every file, symlink, FIFO and empty directory under ``directory`` (symlinks are not
+    followed; an absolute target inside ``directory`` is made relative)."""
+    try:
+        read = read_directory(directory, limits)
+    except WorkspaceSourceError as exc:
+        raise _advised(exc, "--workspace-dir") from None
+    return _files(read, f"directory {directory}", "dir", directory, limits)
+
+
+def from_archive(archive: str, limits: WorkspaceLimits = IMPORT_LIMITS) -> WorkspaceFiles:
+    """The members of a tar archive (plain or compressed)."""
+    try:
+        read = read_archive(archive, limits)
+    except WorkspaceSourceError as exc:
+        raise _advised(exc, "--workspace-archive") from None
+    return _files(read, f"archive {archive}", "archive", archive, limits)
+
+
+def from_git(repo: str, rev: str, limits: WorkspaceLimits = IMPORT_LIMITS) -> WorkspaceFiles:
+    """The tree of ``rev`` in the repository ``repo`` (files with their exec bit, symlinks;
+    submodules are left out with a note); the scenario pins the resolved commit."""
+    try:
+        commit = resolve_commit(repo, rev)
+        read = read_git(repo, commit, limits)
+    except WorkspaceSourceError as exc:
+        raise _advised(exc, "--git") from None
+    return _files(read, f"git revision {rev}", "repo", repo, limits, commit)
 
 
 def entry_for_file(path: str, data: bytes, mode: int | None = None) -> Entry:
@@ -120,142 +180,3 @@ def _text_entry(data: bytes) -> Entry | None:
     return out
 
 
-class _Budget:
-    def __init__(self, limits: WorkspaceLimits, source: str) -> None:
-        self.limits = limits
-        self.source = source
-        self.total = 0
-        self.count = 0
-
-    def add(self, rel: str, size: int) -> None:
-        lim = self.limits
-        if size > lim.max_file_bytes:
-            raise WorkspaceSourceError(
-                f"{self.source}: {rel} is {size} bytes, over the per-file limit of {lim.max_file_bytes} bytes; "
-                "exclude it (--exclude) or raise --max-file-bytes")
-        self.total += size
-        self.count += 1
-        if self.total > lim.max_total_bytes:
-            raise WorkspaceSourceError(
-                f"{self.source}: the workspace is over the total limit of {lim.max_total_bytes} bytes "
-                f"(reached at {rel}); exclude large paths (--exclude) or raise --max-total-bytes")
-        if self.count > lim.max_files:
-            raise WorkspaceSourceError(
-                f"{self.source}: the workspace has more than {lim.max_files} files; exclude paths (--exclude) "
-                "or raise --max-files")
-
-
-def from_directory(directory: str, limits: WorkspaceLimits = WorkspaceLimits()) -> WorkspaceFiles:
-    """Every file, symlink, FIFO and empty directory under ``directory`` (symlinks are not
-    followed). A symlink whose absolute target lies inside ``directory`` is made relative."""
-    root = os.path.abspath(directory)
-    if not os.path.isdir(root):
-        raise WorkspaceSourceError(f"--workspace-dir {directory}: not a directory")
-    budget = _Budget(limits, directory)
-    entries: list[Entry] = []
-    notes: list[str] = []
-    for cur, dirs, files in os.walk(root, onerror=None):
-        rel_dir = os.path.relpath(cur, root).replace(os.sep, "/")
-        rel_dir = "" if rel_dir == "." else rel_dir + "/"
-        kept_dirs = [d for d in sorted(dirs) if not excluded(rel_dir + d, limits.excludes)]
-        dirs[:] = [d for d in kept_dirs if not os.path.islink(os.path.join(cur, d))]
-        names = [n for n in sorted(files) if not excluded(rel_dir + n, limits.excludes)]
-        names += [d for d in kept_dirs if os.path.islink(os.path.join(cur, d))]
-        if rel_dir and not names and not dirs:
-            st = os.lstat(cur)
-            entry: Entry = {"path": rel_dir.rstrip("/"), "dir": True}
-            if stat.S_IMODE(st.st_mode) != DEFAULT_DIR_MODE:
-                entry["mode"] = _mode_text(st.st_mode)
-            entries.append(entry)
-        for name in names:
-            full = os.path.join(cur, name)
-            rel = rel_dir + name
-            try:
-                st = os.lstat(full)
-                if stat.S_ISLNK(st.st_mode):
-                    target = os.readlink(full)
-                    if os.path.isabs(target) and (target == root or target.startswith(root + os.sep)):
-                        target = os.path.relpath(target, os.path.dirname(full))
-                    elif os.path.isabs(target):
-                        notes.append(f"symlink {rel} points outside the workspace ({target})")
-                    entries.append({"path": rel, "symlink": target})
-                elif stat.S_ISFIFO(st.st_mode):
-                    entries.append({"path": rel, "fifo": True})
-                elif stat.S_ISREG(st.st_mode):
-                    budget.add(rel, st.st_size)
-                    with open(full, "rb") as fh:
-                        data = fh.read(limits.max_file_bytes + 1)
-                    if len(data) > limits.max_file_bytes:
-                        raise WorkspaceSourceError(f"{directory}: {rel} grew while it was read; try again")
-                    entries.append(entry_for_file(rel, data, stat.S_IMODE(st.st_mode)))
-                else:
-                    notes.append(f"{rel} is a special file (socket or device) and is left out")
-            except OSError as exc:
-                raise WorkspaceSourceError(f"{directory}: cannot read {rel}: {exc.strerror or exc}") from None
-    return WorkspaceFiles(tuple(sorted(entries, key=lambda e: e["path"])), f"directory {directory}", tuple(notes))
-
-
-def _git(repo: str, args: list[str], stdin: bytes | None = None) -> bytes:
-    try:
-        proc = subprocess.run(["git", "-C", repo, *args], input=stdin, capture_output=True, timeout=GIT_TIMEOUT_S,
-                              check=False)
-    except FileNotFoundError:
-        raise WorkspaceSourceError("--git-rev needs git, which is not installed") from None
-    except subprocess.TimeoutExpired:
-        raise WorkspaceSourceError(f"git {args[0]} in {repo} did not finish in {GIT_TIMEOUT_S:g} s") from None
-    if proc.returncode != 0:
-        msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise WorkspaceSourceError(f"--git-rev: git {args[0]} failed in {repo}: {msg[0] if msg else proc.returncode}")
-    return proc.stdout
-
-
-def from_git(repo: str, rev: str, limits: WorkspaceLimits = WorkspaceLimits()) -> WorkspaceFiles:
-    """The tree of ``rev`` in the repository ``repo`` (files with their exec bit, symlinks;
-    submodules are left out with a note)."""
-    if not os.path.isdir(repo):
-        raise WorkspaceSourceError(f"--repo {repo}: not a directory")
-    source = f"git revision {rev}"
-    commit = _git(repo, ["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"]).decode().strip()
-    listing = _git(repo, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit])
-    budget = _Budget(limits, source)
-    wanted: list[tuple[str, str, str]] = []
-    notes: list[str] = []
-    for item in listing.split(b"\0"):
-        if not item:
-            continue
-        meta, _, raw_path = item.partition(b"\t")
-        mode, _kind, sha, size = meta.decode().split()
-        rel = raw_path.decode("utf-8", "surrogateescape")
-        if excluded(rel, limits.excludes):
-            continue
-        if mode == GIT_MODE_SUBMODULE:
-            notes.append(f"submodule {rel} is left out")
-            continue
-        if mode != GIT_MODE_SYMLINK:
-            budget.add(rel, int(size))
-        wanted.append((mode, sha, rel))
-    blobs = _cat_blobs(repo, [sha for _, sha, _ in wanted])
-    entries: list[Entry] = []
-    for mode, sha, rel in wanted:
-        data = blobs[sha]
-        if mode == GIT_MODE_SYMLINK:
-            entries.append({"path": rel, "symlink": data.decode("utf-8", "surrogateescape")})
-        else:
-            entries.append(entry_for_file(rel, data, 0o755 if mode == GIT_MODE_EXEC else DEFAULT_FILE_MODE))
-    return WorkspaceFiles(tuple(sorted(entries, key=lambda e: e["path"])), source, tuple(notes))
-
-
-def _cat_blobs(repo: str, shas: list[str]) -> dict[str, bytes]:
-    unique = list(dict.fromkeys(shas))
-    if not unique:
-        return {}
-    out = _git(repo, ["cat-file", "--batch"], ("\n".join(unique) + "\n").encode())
-    blobs: dict[str, bytes] = {}
-    pos = 0
-    for sha in unique:
-        header_end = out.index(b"\n", pos)
-        header = out[pos:header_end].decode().split()
-        size = int(header[2])
-        blobs[sha] = out[header_end + 1: header_end + 1 + size]
-        pos = header_end + 1 + size + 1
-    return blobs

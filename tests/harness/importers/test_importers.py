@@ -138,7 +138,7 @@ def test_unmappable_rejected_and_unanswered_calls_are_listed_with_reasons() -> N
         (9, "TodoWrite", "unmappable tool TodoWrite: planning tool"),
         (15, "Read", "Read: path '/etc/hostname' is outside the workspace root /home/dev/proj"),
         (19, "Write", "rejected or interrupted in the trace (it never ran)"),
-        (21, "mcp__github__create_issue", "no recorded result (the trace ends before it)"),
+        (21, "mcp__github__create_issue", "no recorded result: the trace ends before its result"),
     ]
     assert imp.imported == 7 and imp.steps == 8
     assert "#   skipped trace line 9: unmappable tool WebFetch: network tool" in imp.scenarios[0].text
@@ -178,7 +178,7 @@ def test_openai_malformed_arguments_and_unknown_tools_are_skipped_not_dropped() 
     assert [s.id for s in imp.scenarios[0].scenario.steps] == ["call-w1", "call-r1", "call-b1"]
     assert [s.reason for s in imp.skipped] == [
         "malformed call: arguments are not valid JSON (Expecting ',' delimiter)",
-        "unmappable tool web_search: no toolproof equivalent",
+        "unmappable tool web_search: network tool",
     ]
 
 
@@ -260,8 +260,20 @@ def test_expect_none_keeps_only_what_the_format_cannot_omit() -> None:
     assert expects["toolu-03edit"] == {"status": "error"}
 
 
-def test_text_mode_normalises_recorded_text_for_the_target_surface() -> None:
+def test_text_mode_on_another_surface_checks_outcomes_instead_of_text() -> None:
     imp = _import("claude-code-session.jsonl", expect="text")
+    expects = _expects(imp)
+    assert expects["toolu-01read"] == {"status": "result", "is_error": False}
+    assert expects["toolu-02edit"] == {"status": "result", "is_error": False,
+                                       "files": {"src/app.py": {"contains": ["hi "]}}}
+    assert expects["toolu-03edit"] == {"status": "error"}
+    assert (imp.text_steps, imp.outcome_steps) == (0, 7)
+    assert ("text compared on 0 of 7 call(s); the others (recorded on claude-code, or with another agent's tool) "
+            "check outcomes instead: status, exit code, files") in imp.notes
+
+
+def test_text_mode_normalises_recorded_text_for_the_target_surface() -> None:
+    imp = _import("claude-code-session.jsonl", expect="text", recorded_surface="minimax")
     expects = _expects(imp)
     # Claude Code's tab numbering becomes the minimax arrow numbering; not exact, so a prefix
     assert expects["toolu-01read"]["text"] == {"startswith": '     1→def greet(name):\n     2→    return "hello " + name'}
