@@ -101,7 +101,7 @@ def _str_replace_editor(args: JsonObj, result: RecordedResult | None) -> list[Ca
         out.setdefault("new_string", "")  # an omitted new_str deletes the old text
         return [("edit", out)]
     if command == "insert":
-        raise Unmappable("insert at a line number has no toolproof equivalent (edit replaces text it finds)")
+        raise Unmappable(LINE_INSERT)
     if command == "undo_edit":
         raise Unmappable("undo_edit restores the editor's own history; toolproof has no equivalent")
     raise Unmappable(f"command {command!r} (expected view, create, str_replace, insert or undo_edit)")
@@ -247,12 +247,6 @@ def _file_search(args: JsonObj, result: RecordedResult | None) -> list[Canonical
     return [("glob", _rename(args, {"query": "pattern"}, ("explanation",)))]
 
 
-def _unmappable(why: str) -> Adapter:
-    def adapter(args: JsonObj, result: RecordedResult | None) -> list[CanonicalCall]:
-        raise Unmappable(why)
-    return adapter
-
-
 def _canonical(tool: str, names: dict[str, str] | None = None, drop: tuple[str, ...] = ()) -> Adapter:
     def adapter(args: JsonObj, result: RecordedResult | None) -> list[CanonicalCall]:
         return [(tool, _rename(args, names or {}, drop))]
@@ -260,6 +254,22 @@ def _canonical(tool: str, names: dict[str, str] | None = None, drop: tuple[str, 
 
 
 SKETCH = "the edit is a sketch another model applies; toolproof has no equivalent"
+LINE_INSERT = "insert at a line number has no toolproof equivalent (edit replaces text it finds)"
+SEMANTIC = "semantic search has no toolproof equivalent"
+# Lower-cased names of other agents' tools that toolproof cannot replay, with why.
+AGENT_UNMAPPABLE: dict[str, str] = {
+    "edit_file": SKETCH,
+    "insert_edit_into_file": SKETCH,
+    "edit_existing_file": SKETCH,
+    "insert_content": LINE_INSERT,
+    "delete_file": "toolproof has no delete tool",
+    "codebase_search": SEMANTIC,
+    "semantic_search": SEMANTIC,
+    "list_code_definition_names": "code-definition listing has no toolproof equivalent",
+    "read_many_files": "reading many files in one call has no toolproof equivalent",
+    "update_plan": "planning tool",
+    "view_image": "image viewer",
+}
 # Lower-cased tool name → adapter. The agents each name comes from are listed in docs/importers.md.
 AGENT_TOOLS: dict[str, Adapter] = {
     "read_file": _read_file,
@@ -296,15 +306,4 @@ AGENT_TOOLS: dict[str, Adapter] = {
     "list": _list_dir,
     "file_search": _file_search,
     "file_glob_search": _file_search,
-    "edit_file": _unmappable(SKETCH),
-    "insert_edit_into_file": _unmappable(SKETCH),
-    "edit_existing_file": _unmappable(SKETCH),
-    "insert_content": _unmappable("insert at a line number has no toolproof equivalent (edit replaces text it finds)"),
-    "delete_file": _unmappable("toolproof has no delete tool"),
-    "codebase_search": _unmappable("semantic search has no toolproof equivalent"),
-    "semantic_search": _unmappable("semantic search has no toolproof equivalent"),
-    "list_code_definition_names": _unmappable("code-definition listing has no toolproof equivalent"),
-    "read_many_files": _unmappable("reading many files in one call has no toolproof equivalent"),
-    "update_plan": _unmappable("planning tool"),
-    "view_image": _unmappable("image viewer"),
 }

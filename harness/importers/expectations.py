@@ -55,7 +55,7 @@ SIBLING_CANCELLED_RE = re.compile(r"Sibling tool call errored|Cancelled: paralle
 EXIT_CODE_RES: tuple[re.Pattern[str], ...] = (
     re.compile(r"\A\s*(?:Error: )?Exit code (\d+)\b"),
     re.compile(r"Command exited with code (\d+)\s*\Z"),
-    re.compile(r"\[Command finished with exit code (\d+)\]"),
+    re.compile(r"\[(?:Command finished|The command completed) with exit code (\d+)\.?\]"),
     re.compile(r"\bexit(?:ed with)? code:? (\d+)\b", re.IGNORECASE),
 )
 TARGET_EXIT_STATUS = "Command exited with code {code}"

@@ -221,12 +221,13 @@ def _steps(planned: list[_Planned], *, setup: bool) -> list[dict[str, Any]]:
 def recording_line(session: RecordedSession) -> str:
     """What the trace shows of the agent, its version and the platform (one line)."""
     agent = session.agent
-    who = agent.name or session.format
-    version = f" {agent.version}" if agent.version else ""
-    detail = f" ({agent.detail})" if agent.detail else ""
+    parts = [f"recorded with {agent.name or session.format}" + (f" {agent.version}" if agent.version else "")]
+    if agent.detail:
+        parts.append(agent.detail)
     plat = session.platform
-    where = f"on {plat.os} (from the {plat.evidence})" if plat.os else "on an unknown platform (the trace does not show it)"
-    return f"recorded with {who}{version}{detail} {where}"
+    parts.append(f"platform {plat.os} (from the {plat.evidence})" if plat.os
+                 else "platform unknown (the trace does not show it)")
+    return "; ".join(parts)
 
 
 def _header(session: RecordedSession, part: str, imported: int, skipped: list[SkippedCall], opts: ImportOptions) -> str:

@@ -13,7 +13,13 @@ import shlex
 from dataclasses import dataclass, replace
 from typing import Any
 
-from harness.importers.agent_tools import AGENT_TOOLS, CANONICAL_TOOLS, CanonicalCall, Unmappable
+from harness.importers.agent_tools import (
+    AGENT_TOOLS,
+    AGENT_UNMAPPABLE,
+    CANONICAL_TOOLS,
+    CanonicalCall,
+    Unmappable,
+)
 from harness.importers.trace import JsonObj, ToolCall
 
 SURFACES: tuple[str, ...] = ("minimax", "pi")
@@ -52,6 +58,7 @@ UNMAPPABLE_WHY: dict[str, str] = {
     "killbash": "background shell follow-up",
     "notebookedit": "notebook tool",
     "notebookread": "notebook tool",
+    **AGENT_UNMAPPABLE,
 }
 OLD_NAMES = ("old_string", "oldText", "old_str", "oldString")
 NEW_NAMES = ("new_string", "newText", "new_str", "newString")

@@ -55,6 +55,9 @@ CWD_PLATFORMS: tuple[tuple[re.Pattern[str], str], ...] = (
 # Agents' system prompts state the platform (Claude Code's <env> block: "Platform: darwin").
 PROMPT_PLATFORM_RE = re.compile(r"\b(?:Platform|OS|Operating system)\s*:\s*(darwin|macos|linux|win32|windows)\b",
                                 re.IGNORECASE)
+PROMPT_CWD_RE = re.compile(r"\bWorking directory:\s*(\S+)")
+# Shells that state the exit status in the result text of an unflagged (OpenAI-style) result.
+EXIT_STATUS_LINE_RE = re.compile(r"\[(?:Command finished|The command completed) with exit code (\d+)\.?\]")
 PLATFORM_WORDS = {"darwin": "macos", "macos": "macos", "linux": "linux", "win32": "windows", "windows": "windows"}
 # Why an assistant message's calls may have no result, by the stop reason the message records.
 STOP_REASONS: dict[str, str] = {
@@ -347,10 +350,10 @@ def read_pi(path: str, parsed: ParsedRecords) -> RecordedSession:
         else:
             col.ignored[f"{role} message"] += 1
     if header:
-        detail = f"pi session format v{format_version}" + (
-            " (legacy linear sessions: an older pi)" if format_version == PI_LEGACY_SESSION_VERSION else "")
+        detail = f"session format v{format_version}" + (
+            ", legacy linear sessions, so an older pi" if format_version == PI_LEGACY_SESSION_VERSION else "")
     else:
-        detail = "pi --mode json event stream"
+        detail = "a --mode json event stream"
     agent = RecordedAgent("pi", None, detail + "; pi does not record its release in a session")
     return col.session("pi", session_id, cwd, surface="pi", agent=agent)
 
@@ -412,7 +415,9 @@ def _log_meta(records: list[tuple[int, Any]]) -> tuple[str, str | None, Recorded
             if cwd is None and isinstance(rec.get("cwd"), str):
                 cwd = rec["cwd"]
             if not agent.name and isinstance(rec.get("cli_version"), str):
-                agent = RecordedAgent(str(rec.get("originator") or "Codex CLI"), rec["cli_version"])
+                originator = str(rec.get("originator") or "codex")
+                name = "Codex CLI" if originator.startswith("codex") else originator
+                agent = RecordedAgent(name, rec["cli_version"], f"originator {originator}")
             if not system:
                 if isinstance(rec.get("system"), (str, list)):
                     system = text_of_content(rec["system"])
@@ -422,7 +427,17 @@ def _log_meta(records: list[tuple[int, Any]]) -> tuple[str, str | None, Recorded
                     if isinstance(m, dict) and m.get("role") in ("system", "developer"):
                         system = text_of_content(m.get("content"))
                         break
+    if cwd is None:
+        m = PROMPT_CWD_RE.search(system)
+        cwd = m.group(1) if m else None
     return session_id, cwd, agent, system
+
+
+def _unflagged_error(text: str) -> bool:
+    """An OpenAI-style result (no error flag) that reports a failure: its text opens with
+    ``Error``, or a shell states a non-zero exit code (OpenHands)."""
+    m = EXIT_STATUS_LINE_RE.search(text)
+    return bool(OPENAI_ERROR_RE.match(text)) or (m is not None and m.group(1) != "0")
 
 
 def _openai_arguments(raw: Any) -> tuple[Any, str]:
@@ -477,8 +492,7 @@ def read_openai(path: str, parsed: ParsedRecords) -> RecordedSession:
             elif kind in RESPONSES_OUTPUT_TYPES:
                 text, meta = _responses_output(msg.get("output"))
                 code = meta.get("exit_code") if meta else None
-                err = msg.get("is_error") is True or bool(OPENAI_ERROR_RE.match(text)) or \
-                    (isinstance(code, int) and code != 0)
+                err = msg.get("is_error") is True or _unflagged_error(text) or (isinstance(code, int) and code != 0)
                 col.result(line, f"{where}.call_id", msg.get("call_id"), msg.get("output"), err,
                            structured=meta, text=text)
             elif role == "user":
@@ -504,7 +518,7 @@ def read_openai(path: str, parsed: ParsedRecords) -> RecordedSession:
                     col.stopped(added, STOP_REASONS[stop])
             elif role == "tool":
                 text = text_of_content(msg.get("content"))
-                err = msg.get("is_error") is True or bool(OPENAI_ERROR_RE.match(text))
+                err = msg.get("is_error") is True or _unflagged_error(text)
                 col.result(line, f"{where}.tool_call_id", msg.get("tool_call_id"), msg.get("content"), err)
     session_id, cwd, agent, system = _log_meta(parsed.records)
     col.system_prompt = system
