@@ -325,7 +325,7 @@ def _workspace_from(r: YamlReader, node: Node) -> tuple[WorkspaceEntry, ...]:
     if location is None or (kind == "repo" and rev is None):
         return ()
     base = os.path.dirname(r.path)
-    full = location if os.path.isabs(location) else os.path.join(base, location)
+    full = location if os.path.isabs(location) else os.path.normpath(os.path.join(base, location))
     try:
         read = read_source(kind, full, rev, WorkspaceLimits(excludes=tuple(excludes)))
     except WorkspaceSourceError as exc:
