@@ -31,7 +31,7 @@ GREP_OUTPUT_MODES: tuple[str, ...] = ("files_with_matches", "content", "count")
 GLOB_SORTS: tuple[str, ...] = ("none", "modified")
 
 TOOL_ALIASES: dict[str, str] = {
-    "read": "read", "read_file": "read",
+    "read": "read",
     "write": "write", "write_file": "write",
     "edit": "edit", "multiedit": "multiedit",
     "grep": "grep",
@@ -419,13 +419,11 @@ def _map_one(canonical: str, args: JsonObj, surface: str, root: str | None, fmt:
     return _map_bash(args, surface, root, name, timeout_unit_for(name, fmt, timeout_unit))
 
 
-def _combine(parts: list[Mapped], recorded_error: bool, canonical: str) -> Mapped:
+def _combine(parts: list[Mapped], canonical: str) -> Mapped:
     """One recorded call that became several tool calls (a patch over several files)."""
     if len(parts) == 1:
         return parts[0]
     steps = [st for m in parts for st in m.steps]
-    if recorded_error:
-        raise _Unmappable("a failed call that changes several files cannot be split into steps (it applied nothing)")
     numbered = tuple(replace(st, part=i, parts=len(steps)) for i, st in enumerate(steps, 1))
     notes = (*(n for m in parts for n in m.notes), f"one {canonical} call split into {len(steps)} steps")
     return Mapped(canonical, numbered, tuple(p for m in parts for p in m.path_pairs), notes)
@@ -446,7 +444,10 @@ def map_call(call: ToolCall, surface: str, root: str | None, fmt: str, *,
     try:
         calls: list[CanonicalCall] = [(TOOL_ALIASES[key], call.args)] if key in TOOL_ALIASES \
             else AGENT_TOOLS[key](call.args, call.result)
+        if len(calls) > 1 and recorded_error:
+            raise _Unmappable("a failed call that changes several files cannot be split into steps "
+                              "(it applied nothing)")
         parts = [_map_one(c, a, surface, root, fmt, call.name, timeout_unit, recorded_error) for c, a in calls]
-        return _combine(parts, recorded_error, key)
+        return _combine(parts, key)
     except _Unmappable as exc:
         return Skip(f"{call.name}: {exc}")

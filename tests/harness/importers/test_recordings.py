@@ -210,7 +210,7 @@ def test_every_shipped_recording_replays_faithfully_on_the_reference(
         trace: Path, workspace: str, extra: list[str], text_steps: int, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
-    code, summary, err = run_cli(["import", str(trace), "--workspace-dir", str(WORKSPACES / workspace), "--out", str(out),
+    code, _, err = run_cli(["import", str(trace), "--workspace-dir", str(WORKSPACES / workspace), "--out", str(out),
                                   "--expect", "text", "--platform", "any", *extra], capsys)
     assert (code, err) == (0, "")
     scenarios = load_corpus([out])
@@ -314,7 +314,7 @@ def test_a_directory_of_traces_imports_each_session_and_passes_over_the_rest(
     assert (code, err) == (0, "")
     assert sorted(p.name for p in out.iterdir()) == ["0199a2f3-5d1e-7c40-b1f2-8e5a9c0d4b17.yaml",
                                                      "7c0e4b1d-3a52-4f0e-9c57-2b8d6f1e0a44.yaml"]
-    assert (f"  skipped 1× subagent transcript of session 7c0e: its calls ran in the middle of the parent session, "
+    assert ("  skipped 1× subagent transcript of session 7c0e: its calls ran in the middle of the parent session, "
             "from files this import cannot reconstruct") in summary.splitlines()
     assert f"toolproof import: passed over {traces / 'settings.json'}: not a recorded session of a known format" \
         in summary.splitlines()
