@@ -4,6 +4,7 @@ file:line errors for malformed traces."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -337,3 +338,40 @@ def test_awkward_strings_survive_the_yaml_round_trip() -> None:
     imp = build_session(session, EMPTY_WS, ImportOptions())
     assert imp.scenarios[0].scenario.steps[0].args["content"] == content
     assert render_yaml({"a": content})  # dumping never raises
+
+
+def _claude(tmp_path: Path, *entries: dict[str, Any]) -> Path:
+    trace = tmp_path / "t.jsonl"
+    base = {"sessionId": "s", "cwd": "/home/u/p", "uuid": "x"}
+    trace.write_text("".join(json.dumps({**base, **e}) + "\n" for e in entries), encoding="utf-8")
+    return trace
+
+
+def _use(call_id: str, command: str) -> dict[str, Any]:
+    return {"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": call_id, "name": "Bash", "input": {"command": command}}]}}
+
+
+def test_a_call_without_a_result_names_the_real_reason(tmp_path: Path) -> None:
+    trace = _claude(tmp_path,
+                    _use("toolu_1", "make"),
+                    {"type": "user", "message": {"role": "user", "content": "[Request interrupted by user]"}},
+                    _use("toolu_2", "make test"),
+                    {"type": "user", "message": {"role": "user", "content": "carry on"}},
+                    _use("toolu_3", "ls"),
+                    {"type": "user", "message": {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": "toolu_3", "content": "a"}]}},
+                    _use("toolu_4", "make lint"))
+    reasons = {c.call_id: c.missing_reason for c in read_trace(str(trace)).calls}
+    assert reasons == {
+        "toolu_1": "the user interrupted the turn before its result was recorded",
+        "toolu_2": "no result was recorded although the session went on (the recording lost it)",
+        "toolu_3": "",
+        "toolu_4": "the trace ends before its result",
+    }
+
+
+def test_a_pi_message_that_ended_with_an_error_or_abort_names_it() -> None:
+    calls = {c.call_id: c.missing_reason for c in read_trace(str(TRACES / "pi-legacy-macos.jsonl")).calls}
+    assert calls["toolu_01A8"] == "the assistant message was aborted"
+    assert calls["toolu_01A9"] == "the assistant message ended with an error (Connection error.)"

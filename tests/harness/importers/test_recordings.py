@@ -264,9 +264,10 @@ def test_user_mistakes_give_one_line_errors(tmp_path: Path, capsys: pytest.Captu
     code, _, err = run_cli(["import", str(unknown), *ws], capsys)
     assert code == 2 and err.splitlines()[0].startswith(f"{unknown}:1: cannot tell the trace format")
     assert len(err.splitlines()) == 2 and "Traceback" not in err
-    unreadable = tmp_path / "locked.jsonl"
-    unreadable.mkdir()
-    (unreadable / "x").write_text("", encoding="utf-8")
+    latin1 = tmp_path / "latin1.jsonl"
+    latin1.write_bytes(b'{"type": "user"}\n{"text": "caf\xe9"}\n')
+    code, _, err = run_cli(["import", str(latin1), *ws], capsys)
+    assert (code, err.splitlines()[0]) == (2, f"{latin1}:2: expected UTF-8 text (invalid continuation byte)")
     code, _, err = run_cli(["import", str(tmp_path / "missing.jsonl"), *ws], capsys)
     assert (code, err) == (2, f"toolproof: error: {tmp_path / 'missing.jsonl'}: no such file or directory\n")
     code, _, err = run_cli(["import", str(PI_LEGACY), *ws, "--tool-map", "run"], capsys)
