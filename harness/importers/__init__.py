@@ -1,10 +1,12 @@
-"""Trace importers (DESIGN §5): recorded agent sessions (Claude Code and pi session JSONL,
-OpenAI chat-completions and Anthropic messages logs) become scenarios on a surface, with
-expectations from the recorded results and the starting workspace the user names.
+"""Trace importers (docs/importers.md): recorded agent sessions (Claude Code and pi session
+JSONL, OpenAI chat-completions / Responses logs and Codex CLI rollouts, Anthropic messages logs)
+become scenarios on a surface, with expectations from the recorded results and the starting
+workspace the user names (referenced through ``workspace.from`` by default).
 
-Pipeline: ``readers.read_trace`` → ``RecordedSession`` → ``mapping.map_call`` per call →
-``expectations.build_expect`` → ``importer.build_session`` (validated YAML) →
-``importer.write_scenarios``. The CLI entry is ``cli.register_cli``.
+Pipeline: ``readers.read_trace`` → ``RecordedSession`` → ``mapping.map_call`` per call (other
+agents' tools: ``agent_tools``, their edit formats: ``patches``) → ``expectations.build_expect``
+→ ``importer.build_session`` (validated YAML) → ``importer.write_scenarios``. The CLI entry is
+``cli.register_cli``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,13 @@ from __future__ import annotations
 from harness.importers.importer import ImportOptions, SessionImport, build_session, write_scenarios
 from harness.importers.readers import detect_format, read_trace
 from harness.importers.trace import FORMATS, RecordedSession, ToolCall, TraceError
-from harness.importers.workspace_files import WorkspaceLimits, WorkspaceSourceError, from_directory, from_git
+from harness.importers.workspace_files import (
+    WorkspaceLimits,
+    WorkspaceSourceError,
+    from_archive,
+    from_directory,
+    from_git,
+)
 
 __all__ = [
     "FORMATS",
@@ -25,6 +33,7 @@ __all__ = [
     "WorkspaceSourceError",
     "build_session",
     "detect_format",
+    "from_archive",
     "from_directory",
     "from_git",
     "read_trace",

@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
+from harness.importers.agent_tools import AGENT_TOOLS, AGENT_UNMAPPABLE
 from harness.importers.mapping import Mapped, Skip, known_tool_names, map_call
 from harness.importers.patches import FileEdit, FileWrite, PatchError, parse_apply_patch, parse_search_replace
 from harness.importers.trace import RecordedResult, ToolCall
+from tests.support.repo import REPO
 
 OK = RecordedResult("ok", False, 2)
 
@@ -204,3 +206,9 @@ def test_tool_map_names_a_tool_the_trace_calls_otherwise() -> None:
     # a mapping overrides a built-in name too
     assert _steps(_map("ls", {"pattern": "*"}, tool_map={"ls": "glob"})) == [("glob", {"pattern": "*"})]
     assert {"read", "bash", "str_replace_editor", "apply_patch", "list_files"} <= set(known_tool_names())
+
+
+def test_every_built_in_agent_tool_name_is_documented() -> None:
+    doc = (REPO / "docs" / "importers.md").read_text(encoding="utf-8")
+    missing = [n for n in (*AGENT_TOOLS, *AGENT_UNMAPPABLE) if f"`{n}`" not in doc]
+    assert missing == []

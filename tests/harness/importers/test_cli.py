@@ -27,7 +27,7 @@ from harness.importers.workspace_files import (
     from_git,
 )
 from harness.model.results import PASS
-from harness.model.scenario import Workspace
+from harness.model.scenario import Workspace, WorkspaceEntry
 from harness.run.runner import Runner
 from harness.run.workspace_archive import build_archive
 from tests.support.repo import FIXTURES
@@ -209,8 +209,6 @@ CLAUDE_NAMES = {"read": "Read", "write": "Write", "edit": "Edit", "grep": "Grep"
 def _record_claude_trace(start: Path, calls: list[tuple[str, dict[str, object]]], trace: Path) -> None:
     """Run ``calls`` on the reference implementation (absolute paths, as Claude Code passes them)
     and write what happened as a Claude Code session JSONL whose cwd is the workspace root."""
-    from harness.model.scenario import WorkspaceEntry
-
     entries = tuple(WorkspaceEntry(path=p.name, kind="file", data=p.read_bytes()) for p in sorted(start.iterdir()))
     backend = LocalBackend()
     try:

@@ -14,7 +14,7 @@ from harness.importers.expectations import TextContext, build_expect, normalise_
 from harness.importers.importer import ImportOptions, SessionImport, build_session, render_yaml, slug
 from harness.importers.mapping import Mapped, Skip, map_call, relativize_command
 from harness.importers.readers import detect_format, read_trace
-from harness.importers.trace import RecordedResult, ToolCall, TraceError, json_records
+from harness.importers.trace import RecordedResult, RecordedSession, ToolCall, TraceError, json_records
 from harness.importers.workspace_files import WorkspaceFiles, from_directory
 from tests.support.repo import FIXTURES
 
@@ -332,8 +332,6 @@ def test_split_replays_earlier_parts_as_setup_steps() -> None:
 def test_awkward_strings_survive_the_yaml_round_trip() -> None:
     content = "  leading spaces\ntrailing \t\n\r\nnul\x00 and \u2028 and \x85 end\n\n\n"
     call = ToolCall("c", "Write", {"file_path": "w.txt", "content": content}, 1, RecordedResult("ok", False, 1))
-    from harness.importers.trace import RecordedSession
-
     session = RecordedSession("t.jsonl", "claude-code", "s1", None, "", (call,))
     imp = build_session(session, EMPTY_WS, ImportOptions())
     assert imp.scenarios[0].scenario.steps[0].args["content"] == content
