@@ -5,11 +5,13 @@ loader's errors, and inline files layered over a reference."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import tarfile
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from harness.corpus.loader import parse_scenario_text
@@ -24,6 +26,7 @@ from harness.corpus.workspace_source import (
 )
 from harness.errors import ScenarioError
 from harness.model.scenario import WorkspaceEntry
+from tests.support.repo import REPO
 
 STEP = "steps:\n  - {tool: read, args: {path: a.txt}}\n"
 
@@ -138,3 +141,15 @@ def test_bad_references_are_reported_with_file_line_and_field(tmp_path: Path, wo
     with pytest.raises(ScenarioError) as exc:
         parse_scenario_text(_scenario(tmp_path, workspace), path)
     assert exc.value.problems[0].startswith(f"{path}:" + problem.format(tmp=tmp_path))
+
+
+def test_the_schema_accepts_each_source_kind_and_refuses_mixtures() -> None:
+    schema = json.loads((REPO / "harness/schemas/scenario.schema.json").read_text(encoding="utf-8"))
+    doc = {"id": "t/ws", "steps": [{"tool": "read", "args": {"path": "a"}}]}
+    for ref in ({"dir": "ws", "exclude": [".git"], "sha256": "0" * 64}, {"archive": "ws.tar.gz"},
+                {"repo": "../r", "rev": "4f2a9c1"}):
+        jsonschema.validate({**doc, "workspace": {"from": ref, "git": True}}, schema)
+    for bad in ({"dir": "a", "archive": "b"}, {"repo": "r"}, {"dir": "a", "rev": "x"}, {"dir": "a", "sha256": "xyz"},
+                {}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({**doc, "workspace": {"from": bad}}, schema)

@@ -14,6 +14,7 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 
@@ -26,7 +27,7 @@ from harness.importers.trace import FORMATS, RecordedPlatform, TraceError
 from harness.importers.workspace_files import from_directory
 from harness.model.results import PASS, SKIP
 from harness.run.runner import Runner
-from tests.support.repo import FIXTURES
+from tests.support.repo import FIXTURES, REPO
 
 TRACES = FIXTURES / "traces"
 WORKSPACES = TRACES / "workspaces"
@@ -342,6 +343,9 @@ def test_split_parts_reference_one_workspace_instead_of_copying_it(tmp_path: Pat
     assert all(set(r) == {"from"} for r in refs) and len({json.dumps(r) for r in refs}) == 1
     assert (out / refs[0]["from"]["dir"]).resolve() == (WORKSPACES / "shop").resolve()
     assert refs[0]["from"]["exclude"] == [".git", "node_modules"] and len(refs[0]["from"]["sha256"]) == 64
+    schema = json.loads((REPO / "harness/schemas/scenario.schema.json").read_text(encoding="utf-8"))
+    for doc in docs:
+        jsonschema.validate(doc, schema)
     inline = tmp_path / "inline"
     run_cli(["import", str(CLAUDE_MACOS), "--workspace-dir", str(WORKSPACES / "shop"), "--out", str(inline),
              "--split", "3", "--platform", "any", "--inline-workspace"], capsys)
