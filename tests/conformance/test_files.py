@@ -30,7 +30,7 @@ from tools_impl.core.result import ImageBlock, TextBlock, ToolResult
 from tools_impl.edit import tool as edit_tool
 from tools_impl.js.text import format_size, js_number
 from tools_impl.read import tool as read_tool
-from tools_impl.shared.mutation_queue import file_mutation, queue_key
+from tools_impl.shared.mutation_queue import MutationQueue, queue_key
 from tools_impl.shared.truncation import (
     head_tail_lines,
     prefix_lines,
@@ -737,9 +737,10 @@ def test_an_alias_waits_for_the_queue_held_through_its_target(tmp_path: Path) ->
     (tmp_path / "t.txt").write_text("x")
     os.symlink(tmp_path / "t.txt", tmp_path / "alias.txt")
     entered = threading.Event()
-    with file_mutation(str(tmp_path / "t.txt")):
+    queue = MutationQueue()
+    with queue.hold(str(tmp_path / "t.txt")):
         def other() -> None:
-            with file_mutation(str(tmp_path / "alias.txt")):
+            with queue.hold(str(tmp_path / "alias.txt")):
                 entered.set()
         t = threading.Thread(target=other)
         t.start()
@@ -747,9 +748,9 @@ def test_an_alias_waits_for_the_queue_held_through_its_target(tmp_path: Path) ->
     assert entered.wait(5)
     t.join()
     free = threading.Event()
-    with file_mutation(str(tmp_path / "t.txt")):
+    with queue.hold(str(tmp_path / "t.txt")):
         def unrelated() -> None:
-            with file_mutation(str(tmp_path / "other.txt")):
+            with queue.hold(str(tmp_path / "other.txt")):
                 free.set()
         t2 = threading.Thread(target=unrelated)
         t2.start()

@@ -33,7 +33,7 @@ from tools_impl.edit import fuzzy
 from tools_impl.js.node_errors import EISDIR_READ_MESSAGE, error_code, node_error_message
 from tools_impl.js.text import js_trim, js_utf8
 from tools_impl.shared.line_diff import DiffBounds, compute_receipts
-from tools_impl.shared.mutation_queue import file_mutation
+from tools_impl.shared.mutation_queue import MUTATIONS
 from tools_impl.shared.paths import engine_resolve
 
 TOOL_NAME = "edit"
@@ -355,7 +355,7 @@ def engine_edit(path: str, edits: Any, ctx: ToolContext) -> ToolResult:
         abs_path = engine_resolve(path, ctx.root, ctx.home)
     except ValueError as exc:
         raise ToolError(f"Could not edit file: {path}. Error: {exc}.") from exc
-    with file_mutation(abs_path):
+    with MUTATIONS.hold(abs_path):
         ctx.check_abort()
         code = _access_code(abs_path)
         if code is not None:

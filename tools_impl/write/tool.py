@@ -27,7 +27,7 @@ from tools_impl.shared.line_diff import (
     numbered_diff_from_changes,
     patch_from_changes,
 )
-from tools_impl.shared.mutation_queue import file_mutation
+from tools_impl.shared.mutation_queue import MUTATIONS
 
 NAME = "write"
 SCHEMA: dict[str, Any] = {
@@ -220,7 +220,7 @@ def execute(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     profile = ctx.profile
     ctx.check_abort()
     abs_path = paths.engine_resolve(path, ctx.root, ctx.home)
-    with file_mutation(abs_path):
+    with MUTATIONS.hold(abs_path):
         ctx.check_abort()
         mkdir_parents(os.path.dirname(abs_path))
         ctx.check_abort()
