@@ -349,7 +349,3 @@ def profile_from_json(obj: Mapping[str, object] | None, base: Profile = REFERENC
     updates = {key: tuple(value) if isinstance(value, list) else value
                for key, value in obj.items() if key not in OVERLAY_KEYS}
     return dataclasses.replace(prof, **updates) if updates else prof  # type: ignore[arg-type]
-
-
-def iter_patch_names() -> Iterable[str]:
-    return iter(ALL_PATCHES)

@@ -18,7 +18,7 @@ from tools_impl.core.profile import Profile
 from tools_impl.core.result import ToolResult, text_result
 from tools_impl.core.tool import MODE_SEQUENTIAL, Tool, by_surface, keep_arguments
 from tools_impl.js.node_errors import error_code, node_error_message
-from tools_impl.js.text import js_utf8, utf8_len, utf16_len
+from tools_impl.js.text import BOM_CHAR, UTF8_BOM, UTF16LE_BOM, js_utf8, utf8_len, utf16_len
 from tools_impl.shared import paths
 from tools_impl.shared.line_diff import (
     DiffBounds,
@@ -42,9 +42,6 @@ Encoding = Literal["utf-8", "utf16le"]
 CaptureSkipped = Literal["too_large", "binary"]
 PatchOmitted = Literal["too_large", "timeout"]
 
-UTF8_BOM = b"\xef\xbb\xbf"
-UTF16LE_BOM = b"\xff\xfe"
-BOM_CHAR = "\ufeff"
 # Old files above the capture limit are only sampled, enough to see a BOM.
 ENCODING_SAMPLE_BYTES = 4096
 # A NUL within this prefix of a UTF-8 file marks it binary: no old text is captured.
