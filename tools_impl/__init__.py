@@ -6,3 +6,6 @@ containers and run there by the image's own python3. See ``../shared/spec/TOOLS.
 
 __version__ = "0.1.0"
 IMPLEMENTATION_NAME = "toolproof-reference"
+# ``python -m tools_impl.server --upstream``: the emulation of upstream pi is another implementation
+# (own baseline, own matrix column), never the reference.
+UPSTREAM_IMPLEMENTATION_NAME = "toolproof-reference-upstream"

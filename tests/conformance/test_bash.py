@@ -1143,14 +1143,14 @@ def test_full_language_launcher_reads_stdin_parses_and_enforces_requires() -> No
 
 
 def test_launcher_choice_for_windows_powershell_51(tmp_path: Path) -> None:
-    from tools_impl.bash.powershell import clear_language_mode_cache, prepare_invocation
+    from tools_impl.bash.powershell import LANGUAGE_MODE_PROBES, prepare_invocation
     from tools_impl.bash.shell import ShellConfig
 
     probe = tmp_path / "powershell-stub"
     probe.write_text("#!/bin/sh\necho ConstrainedLanguage\n")
     probe.chmod(0o755)
     shell = ShellConfig(str(probe), PS_ARGS, "powershell")
-    clear_language_mode_cache()
+    LANGUAGE_MODE_PROBES.clear()
     try:
         inv = prepare_invocation(shell, "Get-Date", cwd=str(tmp_path), env={}, profile=REFERENCE,
                                  nonce="a" * 32)
@@ -1164,7 +1164,7 @@ def test_launcher_choice_for_windows_powershell_51(tmp_path: Path) -> None:
                                   profile=REFERENCE)
         assert pwsh.argv == ("/x/pwsh", *PS_ARGS, "Get-Date") and pwsh.stdin_text is None
     finally:
-        clear_language_mode_cache()
+        LANGUAGE_MODE_PROBES.clear()
 
 
 @pytest.mark.parametrize(("code", "stdout", "mode"), [

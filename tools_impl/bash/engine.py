@@ -19,7 +19,7 @@ the call returned. The call completes when the shell has exited and both pipes r
 ``Profile.bash_exit_stdio_grace_ms`` after the exit; then what is already waiting in the pipes is
 taken (bounded), the pipes are closed, and descendants that still hold them are neither waited
 for nor killed. Every spawned group is tracked until its
-call (and any pending escalation) is over; ``kill_all_tracked`` — also registered with ``atexit``
+call (and any pending escalation) is over; ``PROCESSES.kill_all`` — also registered with ``atexit``
 — SIGKILLs the tracked groups (emergency cleanup at server shutdown).
 
 Windows branches (taskkill, thread-based pipe reading) are present but only their pure parts are
@@ -118,74 +118,72 @@ class _RunState:
 
 # -- tracking and emergency cleanup ---------------------------------------------------------
 
-_tracked: set[int] = set()
-_tracked_lock = threading.Lock()
-_tracked_cond = threading.Condition(_tracked_lock)
-_spawning = 0  # spawns between Popen and tracking; cleanup waits for them
-_closed = False  # set by the exit-time cleanup: later spawns are killed at once
 SPAWN_SETTLE_TIMEOUT_S = 2.0
 
 
-def track_pid(pid: int) -> None:
-    with _tracked_lock:
-        _tracked.add(pid)
+class ProcessRegistry:
+    """The process groups of running commands, for the emergency cleanup: a command's group is
+    tracked from its spawn until its call (and any pending kill escalation) is over. One registry
+    per process (``PROCESSES``), because the cleanup is the process's ``atexit`` hook."""
 
+    def __init__(self) -> None:
+        self._pids: set[int] = set()
+        self._cond = threading.Condition(threading.Lock())
+        self._spawning = 0  # spawns between Popen and tracking; cleanup waits for them
+        self._closed = False  # set by the exit-time cleanup: later spawns are killed at once
 
-def untrack_pid(pid: int) -> None:
-    with _tracked_lock:
-        _tracked.discard(pid)
+    def track(self, pid: int) -> None:
+        with self._cond:
+            self._pids.add(pid)
 
+    def untrack(self, pid: int) -> None:
+        with self._cond:
+            self._pids.discard(pid)
 
-def tracked_pids() -> frozenset[int]:
-    with _tracked_lock:
-        return frozenset(_tracked)
+    def pids(self) -> frozenset[int]:
+        with self._cond:
+            return frozenset(self._pids)
 
+    def begin_spawn(self) -> None:
+        with self._cond:
+            if self._closed:
+                raise ToolAborted(STATUS_ABORTED)
+            self._spawning += 1
 
-def _begin_spawn() -> None:
-    global _spawning
-    with _tracked_cond:
-        if _closed:
-            raise ToolAborted(STATUS_ABORTED)
-        _spawning += 1
-
-
-def _end_spawn(pid: int | None) -> bool:
-    """Register a spawned pid; False (and the group SIGKILLed) when cleanup already ran."""
-    global _spawning
-    with _tracked_cond:
-        _spawning -= 1
-        _tracked_cond.notify_all()
-        if pid is None:
-            return True
-        if not _closed:
-            _tracked.add(pid)
-            return True
-    _kill_tree_now(pid)
-    return False
-
-
-def kill_all_tracked(*, final: bool = False) -> None:
-    """SIGKILL every tracked process group at once (emergency cleanup; no grace period).
-
-    Spawns in progress are waited for (bounded), so a command whose process exists but is not yet
-    registered is not missed. ``final`` (the ``atexit`` run) also kills any later spawn at once.
-    """
-    global _closed
-    with _tracked_cond:
-        if final:
-            _closed = True
-        _tracked_cond.wait_for(lambda: _spawning == 0, SPAWN_SETTLE_TIMEOUT_S)
-        pids = list(_tracked)
-        _tracked.clear()
-    for pid in pids:
+    def end_spawn(self, pid: int | None) -> bool:
+        """Register a spawned pid; False (and the group SIGKILLed) when cleanup already ran."""
+        with self._cond:
+            self._spawning -= 1
+            self._cond.notify_all()
+            if pid is None:
+                return True
+            if not self._closed:
+                self._pids.add(pid)
+                return True
         _kill_tree_now(pid)
+        return False
+
+    def kill_all(self, *, final: bool = False) -> None:
+        """SIGKILL every tracked process group at once (emergency cleanup; no grace period).
+
+        Spawns in progress are waited for (bounded), so a command whose process exists but is not
+        yet registered is not missed. ``final`` (the ``atexit`` run) also kills any later spawn at once.
+        """
+        with self._cond:
+            if final:
+                self._closed = True
+            self._cond.wait_for(lambda: self._spawning == 0, SPAWN_SETTLE_TIMEOUT_S)
+            pids = list(self._pids)
+            self._pids.clear()
+        for pid in pids:
+            _kill_tree_now(pid)
+
+    def close_at_exit(self) -> None:
+        self.kill_all(final=True)
 
 
-def _emergency_cleanup() -> None:
-    kill_all_tracked(final=True)
-
-
-atexit.register(_emergency_cleanup)
+PROCESSES = ProcessRegistry()
+atexit.register(PROCESSES.close_at_exit)
 
 
 # -- pure helpers ---------------------------------------------------------------------------
@@ -296,9 +294,9 @@ def start_kill_sequence(pid: int, profile: Profile, env: Mapping[str, str]) -> t
             if _group_exists(pid):
                 _signal_group(pid, signal.SIGKILL)
         finally:
-            untrack_pid(pid)
+            PROCESSES.untrack(pid)
 
-    track_pid(pid)  # stays tracked until the escalation has run
+    PROCESSES.track(pid)  # stays tracked until the escalation has run
     timer = threading.Timer(grace_s, escalate)
     timer.daemon = True
     timer.start()
@@ -470,14 +468,14 @@ def run_command(
         max_bytes=profile.engine_max_bytes,
         separate_decoders=profile.patch(PATCH_BASH_PARENT_DEATH_GUARD),
     )
-    _begin_spawn()
+    PROCESSES.begin_spawn()
     try:
         proc = _spawn(argv, inputs.cwd, spawn_env, stdin_text)
     except BaseException:
-        _end_spawn(None)
+        PROCESSES.end_spawn(None)
         raise
     pid = proc.pid
-    _end_spawn(pid)
+    PROCESSES.end_spawn(pid)
     escalation: threading.Timer | None = None
     state = _RunState()
     try:
@@ -492,7 +490,7 @@ def run_command(
     finally:
         acc.close()
         if escalation is None:
-            untrack_pid(pid)
+            PROCESSES.untrack(pid)
     tail = acc.finish()
     if tail and on_data is not None:
         on_data(tail)

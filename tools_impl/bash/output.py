@@ -68,7 +68,11 @@ def _open_file_sink(path: str) -> IO[bytes]:
 
 @dataclass(frozen=True)
 class OutputSnapshot:
-    """The state of the output at one moment (pi's truncation result with stream totals)."""
+    """The state of the output at one moment (pi's truncation result with stream totals).
+
+    Its first fields repeat ``shared.truncation.TruncationResult`` on purpose: pi's bash output
+    snapshot is its own flat record (with ``last_line_bytes`` and the full-output path in the
+    middle of it), and the engine reads and copies it field by field."""
 
     content: str
     truncated: bool

@@ -217,29 +217,33 @@ def probe_language_mode(
     return parse_probe_output(proc.returncode, captured[0] if captured else "")
 
 
-_cache: dict[str, str] = {}
-_cache_lock = threading.Lock()
+class LanguageModeCache:
+    """Probe results per PowerShell executable path; an undefined result is not kept, so the
+    next command probes again."""
+
+    def __init__(self) -> None:
+        self._modes: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def get(self, shell: str, *, cwd: str, env: Mapping[str, str],
+            abort: threading.Event | None = None) -> str | None:
+        with self._lock:
+            hit = self._modes.get(shell)
+        if hit is not None:
+            return hit
+        mode = probe_language_mode(shell, cwd=cwd, env=env, abort=abort)
+        if mode is not None:
+            with self._lock:
+                self._modes[shell] = mode
+        return mode
+
+    def clear(self) -> None:
+        with self._lock:
+            self._modes.clear()
 
 
-def clear_language_mode_cache() -> None:
-    with _cache_lock:
-        _cache.clear()
-
-
-def cached_language_mode(
-    shell: str, *, cwd: str, env: Mapping[str, str], abort: threading.Event | None = None
-) -> str | None:
-    """The probe result for ``shell``, cached per executable path; an undefined result is not
-    kept, so the next command probes again."""
-    with _cache_lock:
-        hit = _cache.get(shell)
-    if hit is not None:
-        return hit
-    mode = probe_language_mode(shell, cwd=cwd, env=env, abort=abort)
-    if mode is not None:
-        with _cache_lock:
-            _cache[shell] = mode
-    return mode
+# One per process: an executable's language mode does not change while it runs.
+LANGUAGE_MODE_PROBES = LanguageModeCache()
 
 
 # ---------------------------------------------------------------- engine entry point
@@ -268,7 +272,7 @@ def prepare_invocation(
         return direct
     mode: str | None = FULL_LANGUAGE
     if profile.patch(PATCH_BASH_PS_CONSTRAINED):
-        mode = cached_language_mode(shell.shell, cwd=cwd, env=env, abort=abort)
+        mode = LANGUAGE_MODE_PROBES.get(shell.shell, cwd=cwd, env=env, abort=abort)
     n = nonce if nonce is not None else new_nonce()
     if mode == CONSTRAINED_LANGUAGE:
         var = constrained_source_var(n, profile.powershell_source_var_prefix)

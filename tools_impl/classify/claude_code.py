@@ -42,6 +42,7 @@ over the whole subcommand; a rule without wildcards must equal the subcommand.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 import shlex
@@ -341,19 +342,15 @@ class SecurityParse:
     reason: str = ""
 
 
-_parser: Any = None
-
-
+@functools.cache
 def _get_parser() -> Any:
-    """The tree-sitter-bash parser, created lazily; raises ImportError when missing."""
-    global _parser
-    if _parser is None:
-        # optional dependency (the bashparse extra), imported when a command is first parsed
-        import tree_sitter
-        import tree_sitter_bash
+    """The tree-sitter-bash parser, created on first use and kept; raises ImportError when missing
+    (not cached, so installing the extra later works)."""
+    # optional dependency (the bashparse extra), imported when a command is first parsed
+    import tree_sitter
+    import tree_sitter_bash
 
-        _parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
-    return _parser
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
 class _TooComplex(Exception):

@@ -46,6 +46,10 @@ ALL_PATCHES: tuple[str, ...] = (
     PATCH_WRAP_SCRUB_PROVIDER_KEY,
 )
 DEFAULT_OFF_PATCHES: frozenset[str] = frozenset({PATCH_EDIT_DIFF_BOUNDS})
+# Toggles of the spec's optional sections that this implementation does not implement: they can be
+# switched (the parent-death guard's toggle still selects per-stream decoders) but are never
+# reported as applied.
+UNIMPLEMENTED_PATCHES: frozenset[str] = frozenset({PATCH_BASH_PARENT_DEATH_GUARD, PATCH_BASH_PROCESS_EVENTS})
 DEFAULT_PATCHES: frozenset[str] = frozenset(ALL_PATCHES) - DEFAULT_OFF_PATCHES
 
 # Runtime-boundary variable lists of §8.11.1 (layer A).
@@ -229,6 +233,11 @@ class Profile:
             (enabled.add if on else enabled.discard)(name)
         return dataclasses.replace(self, patches=frozenset(enabled))
 
+    @property
+    def applied_patches(self) -> list[str]:
+        """The patches that are on and implemented, sorted: what ``hello`` and ``workspace`` report."""
+        return sorted(self.patches - UNIMPLEMENTED_PATCHES)
+
     def replace(self, **changes: object) -> Profile:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
@@ -340,7 +349,3 @@ def profile_from_json(obj: Mapping[str, object] | None, base: Profile = REFERENC
     updates = {key: tuple(value) if isinstance(value, list) else value
                for key, value in obj.items() if key not in OVERLAY_KEYS}
     return dataclasses.replace(prof, **updates) if updates else prof  # type: ignore[arg-type]
-
-
-def iter_patch_names() -> Iterable[str]:
-    return iter(ALL_PATCHES)

@@ -59,9 +59,3 @@ class ToolResult:
 def text_result(tool_name: str, text: str, details: JsonDict | None = None, *, is_error: bool = False) -> ToolResult:
     """A result with a single text block."""
     return ToolResult(tool_name, (TextBlock(text),), details, is_error)
-
-
-def block_from_json(obj: JsonDict) -> ContentBlock:
-    if obj.get("type") == "image":
-        return ImageBlock(str(obj["data"]), str(obj["mimeType"]))
-    return TextBlock(str(obj.get("text", "")))

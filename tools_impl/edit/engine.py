@@ -31,13 +31,12 @@ from tools_impl.core.profile import (
 from tools_impl.core.result import JsonDict, ToolResult, text_result
 from tools_impl.edit import fuzzy
 from tools_impl.js.node_errors import EISDIR_READ_MESSAGE, error_code, node_error_message
-from tools_impl.js.text import js_trim, js_utf8
+from tools_impl.js.text import BOM_CHAR, js_trim, js_utf8
 from tools_impl.shared.line_diff import DiffBounds, compute_receipts
-from tools_impl.shared.mutation_queue import file_mutation
+from tools_impl.shared.mutation_queue import MUTATIONS
 from tools_impl.shared.paths import engine_resolve
 
 TOOL_NAME = "edit"
-BOM = "\ufeff"
 RELOAD_HINT = (
     "If oldText was written from memory or an earlier read, the file may have changed since - "
     "use the read tool to reload it before retrying."
@@ -355,7 +354,7 @@ def engine_edit(path: str, edits: Any, ctx: ToolContext) -> ToolResult:
         abs_path = engine_resolve(path, ctx.root, ctx.home)
     except ValueError as exc:
         raise ToolError(f"Could not edit file: {path}. Error: {exc}.") from exc
-    with file_mutation(abs_path):
+    with MUTATIONS.hold(abs_path):
         ctx.check_abort()
         code = _access_code(abs_path)
         if code is not None:
@@ -370,7 +369,7 @@ def engine_edit(path: str, edits: Any, ctx: ToolContext) -> ToolResult:
             raise ToolError(node_error_message(exc, "open", abs_path)) from exc
         ctx.check_abort()
         text = raw.decode("utf-8", "replace")
-        bom = BOM if text.startswith(BOM) else ""
+        bom = BOM_CHAR if text.startswith(BOM_CHAR) else ""
         text = text[len(bom) :]
         crlf = detect_crlf(text)
         outcome = apply_edits(normalize_to_lf(text), parsed, path, profile)

@@ -12,6 +12,12 @@ import math
 import re
 from decimal import ROUND_HALF_UP, Decimal
 
+# Byte order marks: the character as text, and its UTF-8, UTF-16LE and UTF-16BE encodings.
+BOM_CHAR = "\ufeff"
+UTF8_BOM = b"\xef\xbb\xbf"
+UTF16LE_BOM = b"\xff\xfe"
+UTF16BE_BOM = b"\xfe\xff"
+
 # The JavaScript String.prototype.trim set (not Python's str.isspace set).
 JS_WHITESPACE = (
     "\u0009\u000a\u000b\u000c\u000d\u0020\u00a0\u1680"

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 
 from tools_impl.core.profile import REFERENCE
-from tools_impl.js.text import js_trim
+from tools_impl.js.text import UTF16BE_BOM, UTF16LE_BOM, js_trim
 from tools_impl.read.media import detect_image_mime
 
 BLOCKED_DEVICE_PATHS: tuple[str, ...] = (
@@ -46,7 +46,7 @@ CONTROL_BYTE_RATIO = 0.3
 # Control bytes that occur in ordinary text: tab, line feed, carriage return.
 TEXT_CONTROL_BYTES: frozenset[int] = frozenset({9, 10, 13})
 DEL_BYTE = 0x7F
-UTF16_BOMS: tuple[bytes, ...] = (b"\xff\xfe", b"\xfe\xff")
+UTF16_BOMS: tuple[bytes, ...] = (UTF16LE_BOM, UTF16BE_BOM)
 
 BINARY_EXTENSION_CLASSES: dict[str, tuple[str, ...]] = {
     "images": (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".webp", ".tiff", ".tif"),

@@ -34,7 +34,7 @@ from tools_impl.search.scan_policy import (
     sensitive_exclude_args,
 )
 from tools_impl.shared.paths import search_root
-from tools_impl.shared.truncation import continuation_hint
+from tools_impl.shared.truncation import continuation, continuation_hint
 
 NAME = "glob"
 SCHEMA: dict[str, Any] = {
@@ -197,12 +197,8 @@ def format_page(paths: Sequence[str], offset: int, limit: int, stdout_truncated:
         text += results_footer(n, offset)
         details["truncated"] = True
         details["next_offset"] = nxt
-        details["desktop_output_continuation"] = {
-            "has_more": True,
-            "next_offset": nxt,
-            "offset_unit": "file",
-            "continuation_hint": continuation_hint("glob", PRESERVE_ARGS, instruction(nxt)),
-        }
+        details["desktop_output_continuation"] = continuation(
+            nxt, "file", continuation_hint("glob", PRESERVE_ARGS, instruction(nxt)))
     return text, details
 
 

@@ -31,7 +31,12 @@ from tools_impl.js.text import JS_WHITESPACE, cut_text_prefix, finite_float, js_
 from tools_impl.search.ripgrep import RgResult, run_rg
 from tools_impl.search.scan_policy import is_sensitive_search_path, scan_exclude_args, sensitive_exclude_args
 from tools_impl.shared.paths import search_root
-from tools_impl.shared.truncation import apply_desktop_text_limit, continuation_hint, prefix_lines
+from tools_impl.shared.truncation import (
+    apply_desktop_text_limit,
+    continuation,
+    continuation_hint,
+    prefix_lines,
+)
 
 NAME = "grep"
 SCHEMA: dict[str, Any] = {
@@ -227,12 +232,8 @@ def format_files_page(files: Sequence[str], offset: int, limit: int) -> tuple[st
         nxt = offset + limit
         text += files_more_footer(nxt)
         details["truncated"] = True
-        details["desktop_output_continuation"] = {
-            "has_more": True,
-            "next_offset": nxt,
-            "offset_unit": "file",
-            "continuation_hint": continuation_hint("grep", FILES_PRESERVE_ARGS, files_instruction(nxt)),
-        }
+        details["desktop_output_continuation"] = continuation(
+            nxt, "file", continuation_hint("grep", FILES_PRESERVE_ARGS, files_instruction(nxt)))
     return text, details
 
 

@@ -35,8 +35,6 @@ READ_CHUNK = 64 * 1024
 POLL_INTERVAL_S = 0.02
 STDERR_MAX_BYTES = 1024 * 1024  # memory guard only; callers quote at most the first 4 KiB
 
-_binary_cache: dict[tuple[str | None, str], str | None] = {}
-_cache_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -84,22 +82,31 @@ def packaged_rg_binary() -> str | None:
     return None
 
 
-def resolve_rg_binary(override: str | None, path_env: str) -> str:
-    """The ripgrep binary to spawn; raises ``ToolError(RG_NOT_FOUND)`` when there is none."""
-    key = (override, path_env)
-    with _cache_lock:
-        if key not in _binary_cache:
-            found: str | None = override or packaged_rg_binary() or shutil.which("rg", path=path_env)
-            _binary_cache[key] = found
-        found = _binary_cache[key]
-    if found is None:
-        raise ToolError(RG_NOT_FOUND)
-    return found
+class RgBinaryResolver:
+    """Which ripgrep binary to spawn, resolved once per (override, PATH) and remembered."""
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[str | None, str], str | None] = {}
+        self._lock = threading.Lock()
+
+    def resolve(self, override: str | None, path_env: str) -> str:
+        """The binary; raises ``ToolError(RG_NOT_FOUND)`` when there is none."""
+        key = (override, path_env)
+        with self._lock:
+            if key not in self._found:
+                self._found[key] = override or packaged_rg_binary() or shutil.which("rg", path=path_env)
+            found = self._found[key]
+        if found is None:
+            raise ToolError(RG_NOT_FOUND)
+        return found
+
+    def clear(self) -> None:
+        with self._lock:
+            self._found.clear()
 
 
-def clear_binary_cache() -> None:
-    with _cache_lock:
-        _binary_cache.clear()
+# One per process: the binaries on this host do not change while it runs.
+RG_BINARIES = RgBinaryResolver()
 
 
 def cut_torn_record(data: bytes, max_bytes: int) -> bytes:
@@ -247,7 +254,7 @@ def run_rg(
     """
     ctx.check_abort()
     profile = ctx.profile
-    binary = resolve_rg_binary(profile.rg_binary, ctx.env.get("PATH", os.defpath))
+    binary = RG_BINARIES.resolve(profile.rg_binary, ctx.env.get("PATH", os.defpath))
     creationflags = getattr(subprocess, "CREATE_NO_WINDOW", 0) if sys.platform == "win32" else 0
     try:
         proc = subprocess.Popen(

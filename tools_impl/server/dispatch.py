@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any, Protocol
 
-from tools_impl import IMPLEMENTATION_NAME, __version__
+from tools_impl import IMPLEMENTATION_NAME, UPSTREAM_IMPLEMENTATION_NAME, __version__
 from tools_impl.bash import tasks
 from tools_impl.core.context import ToolContext, WorkspaceState, make_env
 from tools_impl.core.errors import ArgumentError, ProtocolError, ToolAborted, ToolError
@@ -266,13 +266,13 @@ class Server:
         profile = self._workspace.profile
         return m.HelloResult(
             protocol=m.PROTOCOL_VERSION,
-            implementation=IMPLEMENTATION_NAME,
+            implementation=IMPLEMENTATION_NAME if self._base_profile.wrapper else UPSTREAM_IMPLEMENTATION_NAME,
             version=__version__,
             surface=surface_of(profile),
             surfaces=list(SURFACES),
             tools=tool_names(),
             ops=self.ops,
-            patches=sorted(profile.patches),
+            patches=profile.applied_patches,
             all_patches=list(ALL_PATCHES),
             capabilities=capabilities(),
         )
@@ -295,7 +295,7 @@ class Server:
             os.makedirs(root, exist_ok=True)
         self._stop_session_tasks()
         self._workspace = WorkspaceState(root=root, env=make_env(req.env), profile=profile)
-        return m.WorkspaceResult(root, members, sorted(profile.patches), profile.wrapper)
+        return m.WorkspaceResult(root, members, profile.applied_patches, profile.wrapper)
 
     def admit_call(self, req: m.CallRequest, rid: m.RequestId) -> tuple[ExecutionMode, Run]:
         tool = TOOLS.get(req.tool)

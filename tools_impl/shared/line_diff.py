@@ -422,16 +422,6 @@ def _js_int(x: float | None) -> str:
     return "Infinity" if x is None else js_number(x)
 
 
-def bounded_numbered_diff(
-    old: str, new: str, bounds: DiffBounds = DEFAULT_DIFF_BOUNDS, clock: Clock = time.monotonic
-) -> tuple[str, int | None, OmissionReason | None]:
-    """``(diff or omission text, firstChangedLine, omission reason or None)``."""
-    changes = diff_lines_bounded(old, new, bounds, clock)
-    if isinstance(changes, DiffOmitted):
-        return omission_text(changes.reason, bounds), first_changed_line(old, new), changes.reason
-    text, first = numbered_diff_from_changes(old, new, changes)
-    return text, first, None
-
 
 def compute_receipts(
     path: str,

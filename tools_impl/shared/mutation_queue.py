@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
@@ -19,10 +19,6 @@ from tools_impl.core.errors import ToolError
 from tools_impl.js.node_errors import error_code, node_error_message
 
 T = TypeVar("T")
-
-_registry_lock = threading.Lock()  # the "global chain": keys are computed in call order
-_locks: dict[str, threading.Lock] = {}
-
 
 # realpath failures that mean "no such file yet": the resolved path is the key.
 FALLBACK_ERRNOS = frozenset({errno.ENOENT, errno.ENOTDIR})
@@ -39,16 +35,21 @@ def queue_key(resolved: str) -> str:
         raise ToolError(node_error_message(exc, "realpath", resolved), code=error_code(exc)) from exc
 
 
-@contextmanager
-def file_mutation(resolved: str) -> Iterator[None]:
-    """Hold the queue for ``resolved`` for the duration of the block."""
-    with _registry_lock:
-        key = queue_key(resolved)
-        lock = _locks.setdefault(key, threading.Lock())
-    with lock:
-        yield
+class MutationQueue:
+    """One lock per queue key; keys are computed under the "global chain" lock, in call order."""
+
+    def __init__(self) -> None:
+        self._chain = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+
+    @contextmanager
+    def hold(self, resolved: str) -> Iterator[None]:
+        """Hold the queue for ``resolved`` for the duration of the block."""
+        with self._chain:
+            lock = self._locks.setdefault(queue_key(resolved), threading.Lock())
+        with lock:
+            yield
 
 
-def with_file_mutation(resolved: str, fn: Callable[[], T]) -> T:
-    with file_mutation(resolved):
-        return fn()
+# One per process, like pi's: every write and edit of this process shares it.
+MUTATIONS = MutationQueue()

@@ -226,6 +226,11 @@ def continuation_hint(tool: str, preserve_args: Sequence[str], instruction: str)
     return {"tool": tool, "preserve_args": list(preserve_args), "instruction": instruction}
 
 
+def continuation(next_offset: float, offset_unit: str, hint: dict[str, Any]) -> dict[str, Any]:
+    """``details.desktop_output_continuation`` of a paged result (grep's and glob's file pages)."""
+    return {"has_more": True, "next_offset": next_offset, "offset_unit": offset_unit, "continuation_hint": hint}
+
+
 def apply_desktop_text_limit(
     result: ToolResult,
     limited_text: str,

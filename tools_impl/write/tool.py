@@ -18,7 +18,7 @@ from tools_impl.core.profile import Profile
 from tools_impl.core.result import ToolResult, text_result
 from tools_impl.core.tool import MODE_SEQUENTIAL, Tool, by_surface, keep_arguments
 from tools_impl.js.node_errors import error_code, node_error_message
-from tools_impl.js.text import js_utf8, utf8_len, utf16_len
+from tools_impl.js.text import BOM_CHAR, UTF8_BOM, UTF16LE_BOM, js_utf8, utf8_len, utf16_len
 from tools_impl.shared import paths
 from tools_impl.shared.line_diff import (
     DiffBounds,
@@ -27,7 +27,7 @@ from tools_impl.shared.line_diff import (
     numbered_diff_from_changes,
     patch_from_changes,
 )
-from tools_impl.shared.mutation_queue import file_mutation
+from tools_impl.shared.mutation_queue import MUTATIONS
 
 NAME = "write"
 SCHEMA: dict[str, Any] = {
@@ -42,9 +42,6 @@ Encoding = Literal["utf-8", "utf16le"]
 CaptureSkipped = Literal["too_large", "binary"]
 PatchOmitted = Literal["too_large", "timeout"]
 
-UTF8_BOM = b"\xef\xbb\xbf"
-UTF16LE_BOM = b"\xff\xfe"
-BOM_CHAR = "\ufeff"
 # Old files above the capture limit are only sampled, enough to see a BOM.
 ENCODING_SAMPLE_BYTES = 4096
 # A NUL within this prefix of a UTF-8 file marks it binary: no old text is captured.
@@ -220,7 +217,7 @@ def execute(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     profile = ctx.profile
     ctx.check_abort()
     abs_path = paths.engine_resolve(path, ctx.root, ctx.home)
-    with file_mutation(abs_path):
+    with MUTATIONS.hold(abs_path):
         ctx.check_abort()
         mkdir_parents(os.path.dirname(abs_path))
         ctx.check_abort()

@@ -13,13 +13,12 @@ import pytest
 
 from tests.support.processes import alive, group_members, proc_available, read_pid, wait_until
 from tools_impl.bash.engine import (
+    PROCESSES,
     EngineResult,
-    kill_all_tracked,
     run_command,
     taskkill_argv,
     timeout_armed,
     timer_delay_ms,
-    tracked_pids,
 )
 from tools_impl.core.errors import ToolAborted, ToolError
 from tools_impl.core.profile import REFERENCE, Profile
@@ -238,7 +237,7 @@ def test_finished_call_leaves_no_process_in_its_group(tmp_path: Path) -> None:
     pids: list[int] = []
     run("sleep 0.1 | cat; echo done", tmp_path, pids=pids)
     assert group_members(pids[0]) == []
-    assert pids[0] not in tracked_pids()
+    assert pids[0] not in PROCESSES.pids()
 
 
 def test_lingering_grandchild_does_not_block_and_is_not_killed(tmp_path: Path) -> None:
@@ -267,8 +266,8 @@ def test_emergency_cleanup_sigkills_tracked_groups(tmp_path: Path) -> None:
     t = threading.Thread(target=target)
     t.start()
     assert wait_until(lambda: bool(pids), 5)
-    assert pids[0] in tracked_pids()
-    kill_all_tracked()
+    assert pids[0] in PROCESSES.pids()
+    PROCESSES.kill_all()
     t.join(5)
     assert not t.is_alive()
     res = results[0]

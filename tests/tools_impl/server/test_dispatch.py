@@ -75,7 +75,12 @@ def test_hello_reports_protocol_tools_and_capabilities(server: Served) -> None:
     assert res["tools"] == ["read", "write", "edit", "grep", "glob", "bash"]
     assert res["surface"] == "minimax"
     assert res["capabilities"]["shell"] == "bash"
-    assert "edit.diff-bounds" not in res["patches"] and "edit.fuzzy-span" in res["patches"]
+    assert res["patches"] == ["bash.graceful-kill", "bash.ps-constrained", "bash.ps51-stdin-launcher",
+                              "bash.win-taskkill", "edit.fidelity-guard", "edit.fuzzy-span", "engine.exec-facts",
+                              "read.image-fallback", "shell.windows-powershell", "wrap.replace-all-literal",
+                              "wrap.scrub-provider-key"]  # on and implemented: no diff-bounds (off by default),
+    # no parent-death-guard or process-events (the spec's optional sections, not implemented)
+    assert "bash.parent-death-guard" in res["all_patches"] and "bash.process-events" in res["all_patches"]
 
 
 @pytest.mark.parametrize(
@@ -176,6 +181,7 @@ def test_upstream_flag_serves_the_pi_surface() -> None:
                           capture_output=True, timeout=30, cwd=REPO)
     res = json.loads(proc.stdout.splitlines()[0])["result"]
     assert res["surface"] == "pi" and res["patches"] == []
+    assert res["implementation"] == "toolproof-reference-upstream"
 
 
 def test_protocol_schema_rejects_a_response_with_both_result_and_error() -> None:
