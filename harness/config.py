@@ -1,0 +1,138 @@
+"""``[tool.toolproof]`` in the user's ``pyproject.toml``: the defaults of a gate, read by the CLI
+and the pytest plugin alike (a command-line option always wins).
+
+    [tool.toolproof]
+    impl = "cmd:python3 toolproof/adapter.py"   # what is tested
+    backend = "local"                           # where it runs
+    paths = ["toolproof:", "toolproof/scenarios"]
+    baseline = "toolproof/baseline.yaml"
+    jobs = "auto"                               # or a number
+
+The file is the nearest ``pyproject.toml`` in the current directory or above it (stopping at the
+root of a git repository). Relative paths are relative to the file's directory; ``toolproof:``
+names the shipped corpus (``harness.shipped``). Unknown keys and wrong types are a one-line
+``UsageError`` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.errors import UsageError
+from harness.shipped import is_shipped_name
+
+CONFIG_FILE = "pyproject.toml"
+SECTION = "tool.toolproof"
+KEYS = ("impl", "backend", "baseline", "paths", "jobs")
+JOBS_AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class Config:
+    path: str = ""  # the pyproject.toml it came from ("" when there is none)
+    impl: str | None = None
+    backend: str | None = None
+    baseline: str | None = None
+    paths: tuple[str, ...] = field(default_factory=tuple)
+    jobs: int | None = None
+
+    @property
+    def found(self) -> bool:
+        return bool(self.path)
+
+
+def parse_jobs(value: str | int, where: str = "--jobs") -> int:
+    """``auto`` → the number of CPUs; a positive integer → itself."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        jobs = value
+    elif isinstance(value, str) and value.strip().lower() == JOBS_AUTO:
+        return max(1, os.cpu_count() or 1)
+    elif isinstance(value, str) and value.strip().isdigit():
+        jobs = int(value.strip())
+    else:
+        raise UsageError(f"{where}: expected a positive integer or 'auto', got {value!r}")
+    if jobs < 1:
+        raise UsageError(f"{where}: must be at least 1, got {jobs}")
+    return jobs
+
+
+def find_config_file(start: Path | None = None) -> Path | None:
+    here = (start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        candidate = d / CONFIG_FILE
+        if candidate.is_file():
+            return candidate
+        if (d / ".git").exists():
+            return None
+    return None
+
+
+def _relative_to(base: Path, value: str) -> str:
+    if is_shipped_name(value) or value.startswith("cmd:") or Path(value).is_absolute():
+        return value
+    return str(base / value)
+
+
+def _string(file: str, key: str, value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise UsageError(f"{file}: [{SECTION}] {key}: expected a non-empty string, got {value!r}")
+    return value
+
+
+def parse_config(data: dict[str, object], file: str) -> Config:
+    section = data.get("tool", {})
+    section = section.get("toolproof") if isinstance(section, dict) else None
+    if section is None:
+        return Config()
+    if not isinstance(section, dict):
+        raise UsageError(f"{file}: [{SECTION}] must be a table")
+    for key in section:
+        if key not in KEYS:
+            close = difflib.get_close_matches(key, KEYS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise UsageError(f"{file}: [{SECTION}] unknown key {key!r}{hint}; expected one of {', '.join(KEYS)}")
+    base = Path(file).parent
+    paths_value = section.get("paths", [])
+    if isinstance(paths_value, str):
+        paths_value = [paths_value]
+    if not isinstance(paths_value, list) or not all(isinstance(p, str) and p for p in paths_value):
+        raise UsageError(f"{file}: [{SECTION}] paths: expected a list of strings, got {paths_value!r}")
+    impl = _string(file, "impl", section["impl"]) if "impl" in section else None
+    backend = _string(file, "backend", section["backend"]) if "backend" in section else None
+    baseline = _string(file, "baseline", section["baseline"]) if "baseline" in section else None
+    jobs = parse_jobs(section["jobs"], f"{file}: [{SECTION}] jobs") if "jobs" in section else None  # type: ignore[arg-type]
+    return Config(path=file, impl=impl, backend=backend,
+                  baseline=_relative_to(base, baseline) if baseline else None,
+                  paths=tuple(_relative_to(base, p) for p in paths_value), jobs=jobs)
+
+
+def load_config(start: Path | None = None) -> Config:
+    """The ``[tool.toolproof]`` table of the nearest pyproject.toml (an empty Config if none)."""
+    path = find_config_file(start)
+    if path is None:
+        return Config()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: not valid TOML: {exc}") from None
+    return parse_config(data, str(path))
+
+
+def effective_backend(impl: str | None, backend: str | None) -> str:
+    """Today's single ``--backend`` spec for an (impl, backend) pair: ``impl`` ``cmd:…`` runs on
+    the host (``--backend cmd:…``), ``reference`` (or none) runs on ``backend`` (default local).
+    The separate ``--impl`` option replaces this mapping when it lands."""
+    if impl in (None, "", "reference"):
+        return backend or "local"
+    if impl.startswith("cmd:"):
+        if backend not in (None, "", "local"):
+            raise UsageError(f"impl {impl!r} on backend {backend!r}: a cmd: implementation runs on the host "
+                             "(local backend) in this version")
+        return impl
+    raise UsageError(f"impl {impl!r} is not supported in this version; use reference or cmd:COMMAND")
