@@ -25,3 +25,8 @@ class UsageError(HarnessError):
 class InfrastructureError(HarnessError):
     """The backend or implementation failed (no engine, image missing, server hung or died).
     Reported separately from behaviour failures and never counted as a pass."""
+
+
+class EmptySelection(HarnessError):
+    """The paths and filters selected no scenario (a typo in ``-k`` or ``--tag``, an empty
+    directory): exit code ``EXIT_EMPTY``, so that a gate that tests nothing does not pass."""

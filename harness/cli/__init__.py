@@ -4,7 +4,7 @@ command family, and ``main``, which turns errors into exit codes.
 Each family module exposes ``register_cli(subparsers)``, adding its subcommands with
 ``set_defaults(func=handler)``; a handler is called as ``func(args, out) -> exit code``.
 Exit codes: 0 pass, 1 behaviour failures (or stale baseline entries, or differences for
-``diff``), 2 usage or infrastructure errors. User mistakes print one line per problem, never a
+``diff``), 2 usage or infrastructure errors, 5 an empty selection (``EXIT_CODES_HELP``). User mistakes print one line per problem, never a
 traceback.
 """
 
@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from harness import __version__
 from harness.cli import (
     baseline_commands,
     container_commands,
@@ -23,14 +24,23 @@ from harness.cli import (
     run_commands,
     server_commands,
 )
-from harness.errors import HarnessError, InfrastructureError, ScenarioError
+from harness.errors import EmptySelection, HarnessError, InfrastructureError, ScenarioError
 from harness.importers import cli as import_command
-from harness.model.results import EXIT_ERROR, EXIT_OK
+from harness.model.results import EXIT_EMPTY, EXIT_ERROR, EXIT_OK
 from harness.report import matrix
+from harness.scaffold import cli as init_command
+
+EXIT_CODES_HELP = """exit codes:
+  0  the gate passes (every scenario passed, skipped with a reason, or is a baseline-listed failure)
+  1  behaviour failures or stale baseline entries (diff: differences; --fail-on-skip: skips)
+  2  usage errors (bad option, invalid scenario or config file) or infrastructure errors
+  5  the selection is empty (no scenario matched the paths, -k, --tag or --shard)"""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="toolproof", description="Conformance and replay tests for coding-agent tools.")
+    parser = argparse.ArgumentParser(prog="toolproof", description="Conformance and replay tests for coding-agent tools.",
+                                     epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"toolproof {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run_commands.register_cli(sub)          # run, validate, list
     record_commands.register_cli(sub)       # record, diff, merge
@@ -39,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     container_commands.register_cli(sub)    # images build, docker cleanup
     matrix.register_cli(sub)                # matrix
     import_command.register_cli(sub)        # import
+    init_command.register_cli(sub)          # init
     return parser
 
 
@@ -49,11 +60,15 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse already printed the usage error
         return EXIT_ERROR if exc.code not in (0, None) else EXIT_OK
-    if getattr(args, "jobs", 1) < 1:
-        print("toolproof: error: --jobs must be at least 1", file=sys.stderr)
-        return EXIT_ERROR
     try:
+        if getattr(args, "toolproof_config", False):
+            from harness.cli.options import apply_config
+
+            apply_config(args)
         return int(args.func(args, out))
+    except EmptySelection as exc:
+        print(f"toolproof: nothing to run: {exc}", file=sys.stderr)
+        return EXIT_EMPTY
     except ScenarioError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)

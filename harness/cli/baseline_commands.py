@@ -37,6 +37,7 @@ def register_cli(subparsers: Subparsers) -> None:
     actions = p.add_subparsers(dest="baseline_command", required=True, metavar="ACTION")
     u = actions.add_parser("update", help="regenerate a baseline from a results file (shown as a diff)")
     u.add_argument("--results", required=True, metavar="F", help="JSON results of a run")
-    u.add_argument("--baseline", metavar="F", help="baseline file (default: baselines/<implementation>.yaml)")
-    u.add_argument("--write", action="store_true")
-    u.set_defaults(func=cmd_baseline_update)
+    u.add_argument("--baseline", metavar="F",
+                   help="baseline file (default: baseline in [tool.toolproof], else baselines/<implementation>.yaml)")
+    u.add_argument("--write", action="store_true", help="write the file (default: show the diff only)")
+    u.set_defaults(func=cmd_baseline_update, toolproof_config=True)

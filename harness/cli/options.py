@@ -1,5 +1,6 @@
 """Options several ``toolproof`` commands share: the scenario selection (``PATHS``, ``-k``,
-``--tag``, ``--shard``) and the backend (``--backend``, ``--jobs``), and loading the selection."""
+``--tag``, ``--shard``) and the backend (``--backend``, ``--jobs``), their defaults from
+``[tool.toolproof]`` (``harness.config``), and loading the selection."""
 
 from __future__ import annotations
 
@@ -7,30 +8,80 @@ import argparse
 from collections.abc import Sequence
 
 from harness.backends.registry import BACKEND_CHOICES_TEXT, DEFAULT_BACKEND
-from harness.corpus.loader import load_corpus
+from harness.config import Config, effective_backend, load_config, parse_jobs
+from harness.corpus.loader import find_scenario_files, load_corpus
 from harness.corpus.selection import select
-from harness.errors import UsageError
+from harness.errors import EmptySelection, UsageError
 from harness.model.scenario import Scenario
+from harness.shipped import resolve_all
 
 Subparsers = argparse._SubParsersAction  # what ``parser.add_subparsers()`` returns
+PATHS_HELP = ("scenario files or directories; toolproof: names the shipped corpus (toolproof:edit, toolproof:pi); "
+              "default: paths in [tool.toolproof] of pyproject.toml")
+
+
+def jobs_value(text: str) -> int:
+    """``--jobs`` argument type: a positive integer or ``auto`` (one per CPU)."""
+    try:
+        return parse_jobs(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--jobs: ")) from None
 
 
 def add_selection(p: argparse.ArgumentParser, shard: bool = True) -> None:
-    p.add_argument("paths", nargs="+", metavar="PATHS", help="scenario files or directories")
-    p.add_argument("-k", dest="keyword", metavar="EXPR", help="keyword expression over id, title and tags")
+    p.add_argument("paths", nargs="*", metavar="PATHS", help=PATHS_HELP)
+    p.add_argument("-k", dest="keyword", metavar="EXPR",
+                   help="keyword expression over id, title and tags, e.g. \"edit and not fuzzy\"")
     p.add_argument("--tag", action="append", default=[], metavar="T", help="only scenarios with tag T (repeatable)")
     if shard:
-        p.add_argument("--shard", metavar="I/N", help="run only shard I of N (deterministic)")
+        p.add_argument("--shard", metavar="I/N", help="run only shard I of N (1-based, deterministic)")
+
+
+def add_jobs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--jobs", "-j", type=jobs_value, default=None, metavar="N",
+                   help="parallel workers: a number or auto (one per CPU); default: jobs in [tool.toolproof], else 1")
 
 
 def add_backend(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--backend", default=DEFAULT_BACKEND, help=f"{BACKEND_CHOICES_TEXT} (default: local)")
-    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="parallel workers")
+    p.add_argument("--backend", default=None,
+                   help=f"{BACKEND_CHOICES_TEXT}; default: impl/backend in [tool.toolproof], else {DEFAULT_BACKEND}")
+    add_jobs(p)
+
+
+def apply_config(args: argparse.Namespace, config: Config | None = None) -> Config:
+    """Fill what the command line left unset from ``[tool.toolproof]``: ``paths``, ``backend``
+    (from ``impl`` and ``backend``), ``jobs`` and, for commands with ``--baseline``, the baseline
+    (unless ``--no-baseline``). Resolves ``toolproof:`` names. Returns the config used."""
+    config = config if config is not None else load_config()
+    if hasattr(args, "paths"):
+        args.paths = resolve_all(list(args.paths or config.paths))
+    if hasattr(args, "backend") and args.backend is None:
+        args.backend = effective_backend(config.impl, config.backend) if config.found else DEFAULT_BACKEND
+    if hasattr(args, "jobs") and args.jobs is None:
+        args.jobs = config.jobs or 1
+    if hasattr(args, "baseline"):
+        if getattr(args, "no_baseline", False):
+            args.baseline = None
+        elif args.baseline is None and config.baseline:
+            args.baseline = config.baseline
+        if args.baseline:
+            args.baseline = resolve_all([args.baseline])[0]
+    return config
 
 
 def load_selection(paths: Sequence[str], keyword: str | None = None, tags: Sequence[str] = (),
                    shard: str | None = None) -> list[Scenario]:
-    """The selected scenarios of a corpus (every file validated first)."""
+    """The selected scenarios of a corpus (every file validated first). No paths is a
+    ``UsageError``; a selection of nothing is ``EmptySelection`` (exit code 5)."""
     if not paths:
-        raise UsageError("no scenario paths given")
-    return select(load_corpus(paths), keyword=keyword, tags=tags, shard=shard)
+        raise UsageError("no scenario paths given (pass PATHS, or set paths in [tool.toolproof] of pyproject.toml)")
+    corpus = load_corpus(paths)
+    chosen = select(corpus, keyword=keyword, tags=tags, shard=shard)
+    if not chosen:
+        if not corpus:
+            files = find_scenario_files(paths)
+            raise EmptySelection(f"no scenarios in {', '.join(paths)} ({len(files)} scenario files)")
+        filters = [f for f in (f"-k {keyword!r}" if keyword else "", *(f"--tag {t!r}" for t in tags),
+                               f"--shard {shard}" if shard else "") if f]
+        raise EmptySelection(f"{' '.join(filters)} selected none of the {len(corpus)} scenarios in {', '.join(paths)}")
+    return chosen

@@ -7,8 +7,9 @@ import argparse
 from typing import TextIO
 
 from harness.backends.registry import DEFAULT_BACKEND
-from harness.cli.options import Subparsers, add_backend, add_selection, load_selection
+from harness.cli.options import Subparsers, add_backend, add_jobs, add_selection, load_selection
 from harness.cli.progress import run_scenarios
+from harness.cli.run_commands import add_report_options
 from harness.corpus.record import record_files
 from harness.model.results import ERROR, EXIT_ERROR, EXIT_FAIL, EXIT_OK
 from harness.report.cross_run_diff import observation_differences
@@ -49,7 +50,8 @@ def cmd_merge(args: argparse.Namespace, out: TextIO) -> int:
     run = merge([load_results(p) for p in args.results])
     if not (args.json or args.junit or args.markdown):
         out.write(run.dumps() + "\n")
-    write_reports(run, junit=args.junit, json_path=args.json, markdown=args.markdown)
+    write_reports(run, junit=args.junit, json_path=args.json, markdown=args.markdown,
+                  markdown_append=args.markdown_append)
     return run.exit_code
 
 
@@ -59,18 +61,17 @@ def register_cli(subparsers: Subparsers) -> None:
     add_selection(p, shard=False)
     add_backend(p)
     p.add_argument("--write", action="store_true", help="write the files (default: show the diff only)")
-    p.set_defaults(func=cmd_record)
+    p.set_defaults(func=cmd_record, toolproof_config=True)
 
     p = subparsers.add_parser("diff", help="run a corpus on two backends and list differing steps")
     add_selection(p, shard=False)
-    p.add_argument("--backend-a", "-a", default=DEFAULT_BACKEND, metavar="BACKEND")
-    p.add_argument("--backend-b", "-b", required=True, metavar="BACKEND")
-    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N")
-    p.set_defaults(func=cmd_diff)
+    p.add_argument("--backend-a", "-a", default=DEFAULT_BACKEND, metavar="BACKEND",
+                   help=f"the first backend (default: {DEFAULT_BACKEND})")
+    p.add_argument("--backend-b", "-b", required=True, metavar="BACKEND", help="the second backend")
+    add_jobs(p)
+    p.set_defaults(func=cmd_diff, toolproof_config=True)
 
     p = subparsers.add_parser("merge", help="merge shard JSON results")
-    p.add_argument("results", nargs="+", metavar="RESULTS")
-    p.add_argument("--json", metavar="F")
-    p.add_argument("--junit", metavar="F")
-    p.add_argument("--markdown", metavar="F")
+    p.add_argument("results", nargs="+", metavar="RESULTS", help="JSON results files of the shards (run --json)")
+    add_report_options(p)
     p.set_defaults(func=cmd_merge)

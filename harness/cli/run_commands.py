@@ -8,7 +8,8 @@ from typing import TextIO
 from harness.cli.options import Subparsers, add_backend, add_selection, load_selection
 from harness.cli.progress import print_summary, run_scenarios
 from harness.corpus.loader import find_scenario_files, load_corpus
-from harness.model.results import EXIT_OK
+from harness.errors import UsageError
+from harness.model.results import EXIT_FAIL, EXIT_OK, SKIP
 from harness.report.baseline import apply_baseline, load_baseline
 from harness.report.writers import write_reports
 
@@ -20,12 +21,21 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
                         baseline=args.baseline or "", baseline_obj=baseline)
     if baseline is not None:
         run = apply_baseline(run, baseline)
-    write_reports(run, junit=args.junit, json_path=args.json, markdown=args.markdown)
+    write_reports(run, junit=args.junit, json_path=args.json, markdown=args.markdown,
+                  markdown_append=args.markdown_append)
     print_summary(run, out)
+    skipped = [r for r in run.scenarios if r.status == SKIP]
+    if args.fail_on_skip and skipped and run.exit_code == EXIT_OK:
+        for r in skipped:
+            print(f"SKIP  {r.id}: {r.reason}", file=out)
+        print(f"toolproof: {len(skipped)} scenario(s) skipped; --fail-on-skip makes that a failure", file=out)
+        return EXIT_FAIL
     return run.exit_code
 
 
 def cmd_validate(args: argparse.Namespace, out: TextIO) -> int:
+    if not args.paths:
+        raise UsageError("no scenario paths given (pass PATHS, or set paths in [tool.toolproof] of pyproject.toml)")
     files = find_scenario_files(args.paths)
     scenarios = load_corpus(args.paths)
     print(f"toolproof: {len(scenarios)} scenarios in {len(files)} files are valid", file=out)
@@ -39,21 +49,32 @@ def cmd_list(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def add_report_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--junit", metavar="F", help="write a JUnit XML report (Jenkins xUnit, GitLab and GitHub readers)")
+    p.add_argument("--json", metavar="F", help="write a JSON results file (input of merge, matrix, baseline update)")
+    p.add_argument("--markdown", metavar="F",
+                   help="write a Markdown summary; appended, not replaced, when F is $GITHUB_STEP_SUMMARY")
+    p.add_argument("--markdown-append", action="store_true", help="append the Markdown summary to F instead of replacing it")
+
+
 def register_cli(subparsers: Subparsers) -> None:
     """Add ``run``, ``validate`` and ``list``."""
-    p = subparsers.add_parser("run", help="run scenarios and gate on the results")
+    p = subparsers.add_parser("run", help="run scenarios and gate on the results",
+                              description="Run scenarios on an implementation and gate on the results. "
+                                          "Without PATHS, runs the gate configured in [tool.toolproof].")
     add_selection(p)
     add_backend(p)
-    p.add_argument("--junit", metavar="F", help="write a JUnit XML report")
-    p.add_argument("--json", metavar="F", help="write a JSON results file")
-    p.add_argument("--markdown", metavar="F", help="write a Markdown summary")
-    p.add_argument("--baseline", metavar="F", help="baseline YAML of known failures")
-    p.set_defaults(func=cmd_run)
+    add_report_options(p)
+    p.add_argument("--baseline", metavar="F", help="baseline YAML of known failures (default: baseline in [tool.toolproof])")
+    p.add_argument("--no-baseline", action="store_true", help="apply no baseline, not even the configured one")
+    p.add_argument("--fail-on-skip", action="store_true",
+                   help="a skipped scenario fails the run (exit 1): for jobs whose scenarios must all really run")
+    p.set_defaults(func=cmd_run, toolproof_config=True)
 
     p = subparsers.add_parser("validate", help="lint scenario files")
-    p.add_argument("paths", nargs="+", metavar="PATHS")
-    p.set_defaults(func=cmd_validate)
+    p.add_argument("paths", nargs="*", metavar="PATHS", help="scenario files or directories (default: configured paths)")
+    p.set_defaults(func=cmd_validate, toolproof_config=True)
 
     p = subparsers.add_parser("list", help="list scenarios")
     add_selection(p)
-    p.set_defaults(func=cmd_list)
+    p.set_defaults(func=cmd_list, toolproof_config=True)

@@ -16,6 +16,7 @@ PASS, FAIL, ERROR, SKIP, XFAIL, STALE = "pass", "fail", "error", "skip", "xfail"
 STATUSES = (PASS, FAIL, ERROR, SKIP, XFAIL, STALE)
 GATE_FAILING = (FAIL, STALE)
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
+EXIT_EMPTY = 5  # no scenario selected (as pytest's "no tests collected")
 RESULTS_FORMAT = 1
 
 

@@ -5,6 +5,7 @@ back lives in ``results_files``."""
 
 from __future__ import annotations
 
+import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -16,10 +17,12 @@ from harness.model.results import (
     SKIP,
     STALE,
     XFAIL,
+    RunInfo,
     RunResult,
 )
 
 JUNIT_SUITE_NAME = "toolproof"
+GITHUB_STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 MARKDOWN_MAX_FAILURES = 50
 MARKDOWN_MAX_MESSAGE_LINES = 40
 STATUS_ICONS = {PASS: "✅", FAIL: "❌", ERROR: "💥", SKIP: "⏭️", XFAIL: "🟡", STALE: "🧟"}
@@ -29,17 +32,32 @@ def _first_line(text: str) -> str:
     return text.splitlines()[0] if text else ""
 
 
+def junit_suite_name(info: RunInfo) -> str:
+    """``toolproof <implementation> <version> [<backend>] shard I/N``: distinct per job, so that
+    Linux, Windows and pi runs do not collide on one CI dashboard."""
+    who = " ".join(p for p in (info.implementation, info.version) if p)
+    name = " ".join(p for p in (JUNIT_SUITE_NAME, who, f"[{info.backend}]" if info.backend else "") if p)
+    return name + (f" shard {info.shard}" if info.shard else "")
+
+
+def junit_timestamp(started: str) -> str:
+    """ISO 8601 local time without a zone (``2026-01-31T12:00:00``), the one form every JUnit
+    schema accepts; "" stays "" (the attribute is then left out)."""
+    return started[:19] if len(started) >= 19 and started[10] == "T" else ""
+
+
 def to_junit(run: RunResult) -> str:
+    """A ``<testsuites>`` document with one ``<testsuite>``: only the attributes and elements of
+    the common JUnit schema (Jenkins xUnit's junit-10.xsd; GitLab and GitHub readers)."""
     c = run.counts()
-    suite = ET.Element("testsuite", {
-        "name": JUNIT_SUITE_NAME,
-        "tests": str(len(run.scenarios)),
-        "failures": str(c[FAIL] + c[STALE]),
-        "errors": str(c[ERROR]),
-        "skipped": str(c[SKIP] + c[XFAIL]),
-        "time": f"{run.info.duration_s:.3f}",
-        "timestamp": run.info.started,
-    })
+    counts = {"tests": str(len(run.scenarios)), "failures": str(c[FAIL] + c[STALE]), "errors": str(c[ERROR]),
+              "skipped": str(c[SKIP] + c[XFAIL]), "time": f"{run.info.duration_s:.3f}"}
+    root = ET.Element("testsuites", {"name": junit_suite_name(run.info), **counts})
+    attrs = {"name": junit_suite_name(run.info), **counts}
+    stamp = junit_timestamp(run.info.started)
+    if stamp:
+        attrs["timestamp"] = stamp
+    suite = ET.SubElement(root, "testsuite", attrs)
     props = ET.SubElement(suite, "properties")
     for key in ("backend", "implementation", "version", "shard"):
         value = getattr(run.info, key)
@@ -47,7 +65,7 @@ def to_junit(run: RunResult) -> str:
             ET.SubElement(props, "property", {"name": key, "value": str(value)})
     for res in run.scenarios:
         classname = res.id.rsplit("/", 1)[0].replace("/", ".") if "/" in res.id else "scenarios"
-        case = ET.SubElement(suite, "testcase", {"classname": classname, "name": res.id, "file": res.path,
+        case = ET.SubElement(suite, "testcase", {"classname": classname, "name": res.id,
                                                  "time": f"{res.duration_s:.3f}"})
         text = res.failure_text
         if res.status == FAIL:
@@ -65,8 +83,8 @@ def to_junit(run: RunResult) -> str:
             el = ET.SubElement(case, "skipped", {"message": f"expected failure (baseline): {res.reason}",
                                                  "type": "xfail"})
             el.text = text
-    ET.indent(suite)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
 def summary_line(run: RunResult) -> str:
@@ -105,18 +123,37 @@ def to_markdown(run: RunResult) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def is_step_summary(path: str) -> bool:
+    """``path`` is GitHub's ``$GITHUB_STEP_SUMMARY`` file (shared by every step of a job)."""
+    summary = os.environ.get(GITHUB_STEP_SUMMARY, "")
+    return bool(summary) and os.path.abspath(summary) == os.path.abspath(path)
+
+
 def write_reports(run: RunResult, *, junit: str | None = None, json_path: str | None = None,
-                  markdown: str | None = None) -> None:
-    for path, text in ((junit, to_junit), (json_path, None), (markdown, to_markdown)):
-        if path:
-            write_output(path, run.dumps() + "\n" if text is None else text(run))
+                  markdown: str | None = None, markdown_append: bool = False) -> None:
+    """Write the requested reports. The Markdown summary is appended (after a blank line when
+    the file has content) with ``markdown_append`` or when it is ``$GITHUB_STEP_SUMMARY``."""
+    if junit:
+        write_output(junit, to_junit(run))
+    if json_path:
+        write_output(json_path, run.dumps() + "\n")
+    if markdown:
+        write_output(markdown, to_markdown(run), append=markdown_append or is_step_summary(markdown))
 
 
-def write_output(path: str, text: str, what: str = "report") -> None:
-    """Write a file the user asked for (creating its directory); failure is a one-line
-    ``UsageError`` ("cannot write <what> <path>: …"), never a traceback."""
+def write_output(path: str, text: str, what: str = "report", *, append: bool = False) -> None:
+    """Write a file the user asked for (creating its directory), or append to it; failure is a
+    one-line ``UsageError`` ("cannot write <what> <path>: …"), never a traceback."""
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(text, encoding="utf-8")
+        if append:
+            try:
+                had = Path(path).stat().st_size > 0
+            except OSError:
+                had = False
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(("\n" if had else "") + text)
+        else:
+            Path(path).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot write {what} {path}: {exc}") from None

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from harness.model.scenario import Scenario
 from harness.run.compare import readable_diff
+from harness.shipped import snapshot_root_for
 
 SNAPSHOT_DIRNAME = "snapshots"
 SNAPSHOT_SUFFIX = ".txt"
@@ -30,8 +31,11 @@ class SnapshotStore:
         return Path.cwd() / SNAPSHOT_DIRNAME
 
     def hook_for(self, scenario: Scenario) -> Callable[[str, str], str | None]:
+        # the shipped corpus brings its own snapshots, wherever toolproof runs
+        root = snapshot_root_for(scenario.path) or self.root
+
         def check(name: str, actual: str) -> str | None:
-            path = snapshot_path(self.root, scenario.id, name)
+            path = snapshot_path(root, scenario.id, name)
             try:
                 expected = path.read_bytes().decode("utf-8", "surrogateescape")
             except OSError:

@@ -68,7 +68,8 @@ def test_run_writes_junit_json_and_markdown_reports(tmp_path: Path) -> None:
                           "--json", str(tmp_path / "r.json"), "--markdown", str(tmp_path / "r.md"))
     assert code == 1
     assert "PASS  cli/good\nFAIL  cli/wrong\n" in out
-    suite = ET.parse(tmp_path / "r.xml").getroot()
+    suite = ET.parse(tmp_path / "r.xml").getroot().find("testsuite")
+    assert suite is not None
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("2", "1", "0")
     failure = suite.find("testcase[@name='cli/wrong']/failure")
     assert failure is not None and failure.get("message") == "[echo] text: not equal to the expected text"

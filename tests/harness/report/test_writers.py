@@ -36,7 +36,8 @@ def sample() -> RunResult:
 
 
 def test_junit_has_one_testcase_per_scenario_with_step_failures_in_the_message() -> None:
-    suite = ET.fromstring(to_junit(sample()))
+    suite = ET.fromstring(to_junit(sample())).find("testsuite")
+    assert suite is not None
     assert [c.get("name") for c in suite.iter("testcase")] == ["a/pass", "a/fail", "a/err", "a/skip", "a/xfail", "a/stale"]
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("6", "2", "1", "2")
     fail = suite.find("testcase[@name='a/fail']/failure")
