@@ -4,14 +4,19 @@
 top-level ``snapshots/`` folder and updated with ``--snapshot-update``.
 
 Inactive unless ``--toolproof`` is given or the ini option ``toolproof_paths`` is set: then YAML
-files under ``toolproof_paths`` (default ``scenarios``, relative to the rootdir) are collected.
-Infrastructure errors are reported as test errors (setup), skips as skips, baseline-listed
-failures (``--toolproof-baseline``) as xfail, and stale baseline entries as failures.
+files are collected that are named on the command line, lie under a directory named there, or
+lie under ``toolproof_paths`` (default: ``paths`` of ``[tool.toolproof]`` in pyproject.toml,
+else ``scenarios``, relative to the rootdir). ``toolproof:NAME`` arguments name the shipped
+corpus (``harness.shipped``). Each scenario's tags are markers (``-m "edit and not fuzzy"``;
+``patch:edit.fuzzy-span`` becomes ``patch_edit_fuzzy_span``). Infrastructure errors are reported
+as test errors (setup), skips as skips, baseline-listed failures (``--toolproof-baseline``, default
+the configured baseline) as xfail, and stale baseline entries as failures.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,26 +37,86 @@ from harness.run.snapshots import snapshot_path
 
 DEFAULT_PATHS = ("scenarios",)
 SNAPSHOT_DIR = "snapshots"
+MARKER_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 _ENABLED = pytest.StashKey[bool]()
 _ROOTS = pytest.StashKey[tuple[Path, ...]]()
+_NAMED = pytest.StashKey[tuple[Path, ...]]()
+_MARKERS = pytest.StashKey[set[str]]()
+
+
+def marker_name(tag: str) -> str:
+    """A scenario tag as a pytest marker usable in ``-m``: characters other than letters, digits
+    and ``_`` become ``_`` (``patch:edit.fuzzy-span`` → ``patch_edit_fuzzy_span``)."""
+    name = MARKER_UNSAFE.sub("_", tag)
+    return name if name[:1].isalpha() or name[:1] == "_" else f"tag_{name}"
+
+
+def _toolproof_requested(args: list[str]) -> bool:
+    return any(a == "--toolproof" or a.startswith("--toolproof-") for a in args)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """Rewrite ``toolproof:NAME`` arguments into the shipped corpus' paths before pytest looks
+    them up (pytest would report "file or directory not found")."""
+    from harness.errors import UsageError
+    from harness.shipped import is_shipped_name, resolve
+
+    if not _toolproof_requested(args):
+        return
+    for i, arg in enumerate(args):
+        if is_shipped_name(arg):
+            try:
+                args[i] = resolve(arg)
+            except UsageError as exc:
+                raise pytest.UsageError(str(exc)) from None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("toolproof", "toolproof scenario corpus")
     group.addoption("--toolproof", action="store_true", default=False,
                     help="collect scenario YAML files (under toolproof_paths) as tests")
-    group.addoption("--toolproof-backend", default="local", metavar="BACKEND",
-                    help="backend for scenarios: local | cmd:COMMAND | docker[:IMAGE] (default: local)")
+    group.addoption("--toolproof-backend", default=None, metavar="BACKEND",
+                    help="backend for scenarios: local | cmd:COMMAND | docker[:IMAGE] "
+                         "(default: impl/backend of [tool.toolproof], else local)")
     group.addoption("--toolproof-baseline", default=None, metavar="FILE",
-                    help="baseline YAML: listed failures xfail, listed passes fail as stale")
+                    help="baseline YAML: listed failures xfail, listed passes fail as stale "
+                         "(default: baseline of [tool.toolproof])")
     parser.addini("toolproof_paths", "directories whose YAML files are toolproof scenarios", type="args",
                   default=[])
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from harness.config import effective_backend, load_config
+    from harness.errors import UsageError
+    from harness.shipped import resolve_all
+
     ini_paths = list(config.getini("toolproof_paths"))
-    config.stash[_ENABLED] = bool(config.getoption("toolproof") or ini_paths)
-    config.stash[_ROOTS] = tuple((config.rootpath / p).resolve() for p in (ini_paths or DEFAULT_PATHS))
+    enabled = bool(config.getoption("toolproof") or ini_paths)
+    config.stash[_ENABLED] = enabled
+    config.stash[_MARKERS] = set()
+    if not enabled:
+        config.stash[_ROOTS] = config.stash[_NAMED] = ()
+        return
+    try:
+        tp = load_config(config.rootpath)
+        roots = resolve_all(ini_paths or list(tp.paths) or list(DEFAULT_PATHS))
+        if config.getoption("toolproof_backend") is None:
+            config.option.toolproof_backend = effective_backend(tp.impl, tp.backend) if tp.found else "local"
+        if config.getoption("toolproof_baseline") is None and tp.baseline:
+            config.option.toolproof_baseline = resolve_all([tp.baseline])[0]
+    except UsageError as exc:
+        raise pytest.UsageError(f"toolproof: {exc}") from None
+    config.stash[_ROOTS] = tuple((config.rootpath / p).resolve() for p in roots)
+    # what the command line names: a file named is collected even outside the roots, and so is
+    # every YAML file under a directory named (pytest --toolproof mydir)
+    named = []
+    for arg in config.args:
+        path = Path(arg.split("::", 1)[0])
+        path = path if path.is_absolute() else Path(config.invocation_params.dir) / path
+        if path.exists() and path.resolve() != config.rootpath.resolve():
+            named.append(path.resolve())
+    config.stash[_NAMED] = tuple(named)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -59,7 +124,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     if not config.stash.get(_ENABLED, False) or file_path.suffix not in (".yaml", ".yml"):
         return None
     resolved = file_path.resolve()
-    if not any(resolved.is_relative_to(root) for root in config.stash[_ROOTS]):
+    if not any(resolved.is_relative_to(root) for root in (*config.stash[_ROOTS], *config.stash[_NAMED])):
         return None
     return ScenarioFile.from_parent(parent, path=file_path)
 
@@ -74,8 +139,14 @@ class ScenarioFile(pytest.File):
             raise self.CollectError("\n".join(exc.problems)) from None
         item = ScenarioItem.from_parent(self, name=scenario.id, callobj=_scenario_test)
         item.scenario = scenario
+        known = self.config.stash[_MARKERS]
         for tag in scenario.tags:
             item.extra_keyword_matches.add(tag)
+            name = marker_name(tag)
+            if name not in known:  # registered, so --strict-markers accepts it
+                known.add(name)
+                self.config.addinivalue_line("markers", f"{name}: toolproof scenario tag {tag!r}")
+            item.add_marker(name)
         yield item
 
 
@@ -125,8 +196,10 @@ def toolproof_backend(request: pytest.FixtureRequest) -> Iterator[_BackendHolder
 
 
 def _snapshot_hook(request: pytest.FixtureRequest) -> Any:
+    from harness.shipped import snapshot_root_for
+
     item = request.node
-    root = request.config.rootpath / SNAPSHOT_DIR
+    root = snapshot_root_for(item.scenario.path) or request.config.rootpath / SNAPSHOT_DIR
 
     def check(name: str, actual: str) -> str | None:
         snapshot = request.getfixturevalue("snapshot").use_extension(snapshot_extension_class())
@@ -193,8 +266,11 @@ def snapshot_extension_class() -> type:
 
         @classmethod
         def dirname(cls, *, test_location: Any) -> str:
+            from harness.shipped import snapshot_root_for
+
             item = test_location.item
-            return str(item.config.rootpath / SNAPSHOT_DIR / item.scenario.id)
+            root = snapshot_root_for(item.scenario.path) or item.config.rootpath / SNAPSHOT_DIR
+            return str(root / item.scenario.id)
 
         @classmethod
         def discovery_dirname(cls, *, test_location: Any) -> str:

@@ -100,3 +100,56 @@ def test_snapshots_are_stored_in_top_level_snapshots_and_updated_on_request(pyte
 def test_scenarios_run_under_xdist(corpus: pytest.Pytester) -> None:
     result = corpus.runpytest_subprocess("--toolproof", BACKEND, "scenarios", "-n", "2", "-p", "xdist")
     result.assert_outcomes(passed=1, failed=1, skipped=1)
+
+
+def test_a_directory_named_on_the_command_line_is_collected_outside_the_default_root(
+        corpus: pytest.Pytester) -> None:
+    corpus.mkdir("mine")
+    (corpus.path / "mine" / "good.yaml").write_text(GOOD.replace("p/good", "m/good"))
+    result = corpus.runpytest("--toolproof", BACKEND, "--collect-only", "-q", "mine")
+    assert [ln for ln in result.stdout.lines if "::" in ln] == ["mine/good.yaml::m/good"]
+    corpus.runpytest("--toolproof", BACKEND, "mine").assert_outcomes(passed=1)
+
+
+def test_a_file_named_on_the_command_line_is_collected(corpus: pytest.Pytester) -> None:
+    corpus.mkdir("mine")
+    (corpus.path / "mine" / "wrong.yaml").write_text(WRONG.replace("p/wrong", "m/wrong"))
+    corpus.runpytest("--toolproof", BACKEND, "mine/wrong.yaml").assert_outcomes(failed=1)
+
+
+def test_tags_are_markers_for_dash_m_even_with_strict_markers(corpus: pytest.Pytester) -> None:
+    (corpus.path / "scenarios" / "patched.yaml").write_text(
+        GOOD.replace("p/good", "p/patched").replace("[fast]", "[slowish, \"patch:edit.fuzzy-span\"]"))
+    selected = corpus.runpytest("--toolproof", BACKEND, "--strict-markers", "scenarios", "-m", "fast")
+    selected.assert_outcomes(passed=1, deselected=3)
+    patched = corpus.runpytest("--toolproof", BACKEND, "--strict-markers", "scenarios",
+                               "-m", "patch_edit_fuzzy_span and not fast")
+    patched.assert_outcomes(passed=1, deselected=3)
+
+
+def test_marker_names_replace_what_dash_m_cannot_parse() -> None:
+    from harness.pytest_plugin import marker_name
+
+    assert marker_name("patch:edit.fuzzy-span") == "patch_edit_fuzzy_span"
+    assert marker_name("edit") == "edit"
+    assert marker_name("2024") == "tag_2024"
+
+
+def test_the_shipped_corpus_is_named_toolproof_colon(corpus: pytest.Pytester) -> None:
+    result = corpus.runpytest("--toolproof", "--collect-only", "-q", "toolproof:write")
+    ids = [ln.rsplit("::", 1)[1] for ln in result.stdout.lines if "::" in ln]
+    assert "write/new-file" in ids and all(i.startswith("write/") for i in ids), result.stdout.lines
+    unknown = corpus.runpytest("--toolproof", "toolproof:nope")
+    assert unknown.ret == pytest.ExitCode.USAGE_ERROR
+    unknown.stderr.fnmatch_lines(["*toolproof:nope: no such shipped scenario file or directory*"])
+
+
+def test_the_backend_and_paths_come_from_tool_toolproof_in_pyproject(corpus: pytest.Pytester) -> None:
+    corpus.mkdir("gate")
+    (corpus.path / "gate" / "good.yaml").write_text(GOOD.replace("p/good", "g/good"))
+    impl = "cmd:{python} " + str(FAKE)
+    corpus.makepyprojecttoml(f'[tool.toolproof]\nimpl = "{impl}"\npaths = ["gate"]\n')
+    result = corpus.runpytest("--toolproof", "-v")
+    result.assert_outcomes(passed=2)  # gate/good.yaml on the configured fake, and test_plain.py
+    result.stdout.fnmatch_lines(["gate/good.yaml::g/good PASSED*"])
+    result.stdout.no_fnmatch_line("*scenarios/*")
