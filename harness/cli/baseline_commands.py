@@ -9,7 +9,7 @@ from typing import TextIO
 
 from harness.cli.options import Subparsers
 from harness.model.results import EXIT_OK
-from harness.report.baseline import baseline_diff, load_baseline, update_baseline
+from harness.report.baseline import baseline_diff, load_baseline, update_baseline, update_baseline_text
 from harness.report.results_files import load_results
 from harness.report.writers import write_output
 
@@ -20,7 +20,7 @@ def cmd_baseline_update(args: argparse.Namespace, out: TextIO) -> int:
     old = load_baseline(path) if Path(path).exists() else None
     old_text = Path(path).read_text(encoding="utf-8") if old else ""
     new = update_baseline(run, old)
-    new_text = new.dumps()
+    new_text = update_baseline_text(old_text, path, new)
     diff = baseline_diff(old_text, new_text, path)
     out.write(diff or f"toolproof: {path} is up to date\n")
     if args.write and diff:

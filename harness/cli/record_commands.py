@@ -12,9 +12,9 @@ from harness.cli.progress import run_scenarios
 from harness.cli.run_commands import add_report_options
 from harness.corpus.record import record_files
 from harness.model.results import ERROR, EXIT_ERROR, EXIT_FAIL, EXIT_OK
-from harness.report.cross_run_diff import observation_differences
+from harness.report.cross_run_diff import diff_to_json, diff_to_markdown, differences, one_sided_skips
 from harness.report.results_files import load_results, merge
-from harness.report.writers import write_reports
+from harness.report.writers import is_step_summary, write_output, write_reports
 
 
 def cmd_record(args: argparse.Namespace, out: TextIO) -> int:
@@ -23,7 +23,7 @@ def cmd_record(args: argparse.Namespace, out: TextIO) -> int:
     errors = [r for r in run.scenarios if r.status == ERROR]
     for r in errors:
         print(f"ERROR {r.id}: {r.message}", file=out)
-    diff = record_files(scenarios, run, write=args.write)
+    diff = record_files(scenarios, run, write=args.write, exact=args.exact)
     out.write(diff or "toolproof: every expectation already matches\n")
     if diff and not args.write:
         print("toolproof: not written (pass --write to write it)", file=out)
@@ -31,16 +31,29 @@ def cmd_record(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
+    labels = (args.backend_a, args.backend_b)
     scenarios = load_selection(args.paths, args.keyword, args.tag, None)
-    left = run_scenarios(scenarios, args.backend_a, args.jobs, out, quiet=True)
-    right = run_scenarios(scenarios, args.backend_b, args.jobs, out, quiet=True)
-    diffs = observation_differences(left, right, (args.backend_a, args.backend_b))
-    for line in diffs:
-        print(line, file=out)
+    runs = []
+    for label in labels:
+        print(f"toolproof diff: {len(scenarios)} scenarios on {label}", file=out, flush=True)
+        runs.append(run_scenarios(scenarios, label, args.jobs, out))
+    left, right = runs
+    diffs = differences(left, right, labels)
+    for d in diffs:
+        print(d.render(), file=out)
+    skipped = one_sided_skips(left, right)
+    for sid, why in skipped:
+        print(f"not compared: {sid} ({why})", file=out)
     errors = [r for run in (left, right) for r in run.scenarios if r.status == ERROR]
     for r in errors:
         print(f"ERROR {r.id}: {r.message}", file=out)
-    print(f"toolproof: {len(diffs)} differing steps between {args.backend_a} and {args.backend_b}", file=out)
+    if args.json:
+        write_output(args.json, diff_to_json(diffs, left, right, labels))
+    if args.markdown:
+        write_output(args.markdown, diff_to_markdown(diffs, left, right, labels),
+                     append=args.markdown_append or is_step_summary(args.markdown))
+    print(f"toolproof: {len(diffs)} differing steps between {args.backend_a} and {args.backend_b}"
+          + (f"; {len(skipped)} scenario(s) skipped on one side, not compared" if skipped else ""), file=out)
     if errors:
         return EXIT_ERROR
     return EXIT_FAIL if diffs else EXIT_OK
@@ -61,6 +74,8 @@ def register_cli(subparsers: Subparsers) -> None:
     add_selection(p, shard=False)
     add_backend(p)
     p.add_argument("--write", action="store_true", help="write the files (default: show the diff only)")
+    p.add_argument("--exact", action="store_true",
+                   help="replace loose text/error matchers (contains, startswith, …) by the exact text even when they hold")
     p.set_defaults(func=cmd_record, toolproof_config=True)
 
     p = subparsers.add_parser("diff", help="run a corpus on two backends and list differing steps")
@@ -69,6 +84,9 @@ def register_cli(subparsers: Subparsers) -> None:
                    help=f"the first backend (default: {DEFAULT_BACKEND})")
     p.add_argument("--backend-b", "-b", required=True, metavar="BACKEND", help="the second backend")
     add_jobs(p)
+    p.add_argument("--json", metavar="F", help="write the differences as JSON")
+    p.add_argument("--markdown", metavar="F", help="write the differences as Markdown (appended for $GITHUB_STEP_SUMMARY)")
+    p.add_argument("--markdown-append", action="store_true", help="append the Markdown to F instead of replacing it")
     p.set_defaults(func=cmd_diff, toolproof_config=True)
 
     p = subparsers.add_parser("merge", help="merge shard JSON results")

@@ -4,9 +4,11 @@
 The file is rewritten textually: only each recorded step's ``expect`` block is replaced (or
 inserted after the step's last key); everything else — comments, key order, quoting, other steps —
 stays byte-for-byte. Within a replaced ``expect`` block comments are lost. Recorded keys are
-``status``, ``is_error``, ``text``/``error`` (exact text) and ``error_kind``; other expectations
-(``files``, ``details``, ``duration``, …) are kept, and ``text``/``error`` matchers marked
-``snapshot: true`` are left alone. Steps written in flow style (``- {tool: …}``) cannot be recorded.
+``status``, ``is_error``, ``text``/``error`` and ``error_kind``; other expectations (``files``,
+``details``, ``duration``, …) are kept, ``text``/``error`` matchers marked ``snapshot: true`` are
+left alone, and so are deliberately loose ``text``/``error`` matchers (``contains``,
+``startswith``, ``regex``, …) that still hold for the observation; only a matcher that no longer
+holds (or every matcher, with ``exact``) is replaced by the exact text. Steps written in flow style (``- {tool: …}``) cannot be recorded.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import yaml
 from harness.corpus.loader import parse_scenario_text
 from harness.errors import HarnessError, ScenarioError
 from harness.model.results import ERROR, SKIP, RunResult
-from harness.model.scenario import RESULT_ONLY_KEYS, Scenario
+from harness.model.scenario import RESULT_ONLY_KEYS, Expectation, Scenario, TextMatch
+from harness.run.compare import check_text
 
 RECORD_WIDTH = 100
 
@@ -41,20 +44,34 @@ def _is_snapshot(value: Any) -> bool:
     return isinstance(value, dict) and bool(value.get("snapshot"))
 
 
-def recorded_expect(old: dict[str, Any], obs: dict[str, Any]) -> dict[str, Any]:
-    """The new ``expect`` mapping for one step from its observation JSON."""
+def _loose_still_holds(old: Any, match: TextMatch | None, actual: str) -> bool:
+    """``old`` is a loose matcher (a mapping, not a snapshot) that ``actual`` satisfies."""
+    if not isinstance(old, dict) or _is_snapshot(old) or match is None:
+        return False
+    return not check_text("text", match, actual)
+
+
+def recorded_expect(old: dict[str, Any], obs: dict[str, Any], expect: Expectation | None = None,
+                    exact: bool = False) -> dict[str, Any]:
+    """The new ``expect`` mapping for one step from its observation JSON. ``expect`` (the parsed
+    form of ``old``) lets loose matchers that still hold stay, unless ``exact``."""
+    def keep(key: str, match: TextMatch | None, actual: str) -> bool:
+        return _is_snapshot(old.get(key)) or (not exact and _loose_still_holds(old.get(key), match, actual))
+
     rest = {k: v for k, v in old.items() if k not in ("status", "is_error", "text", "error", "error_kind")}
     new: dict[str, Any] = {}
     if obs.get("status") == "error":
         new["status"] = "error"
-        new["error"] = old["error"] if _is_snapshot(old.get("error")) else obs.get("error", "")
+        actual_error = str(obs.get("error", ""))
+        new["error"] = old["error"] if keep("error", expect.error if expect else None, actual_error) else actual_error
         if obs.get("error_kind"):
             new["error_kind"] = obs["error_kind"]
         rest = {k: v for k, v in rest.items() if k not in RESULT_ONLY_KEYS}
     else:
         if obs.get("is_error") or "is_error" in old:
             new["is_error"] = bool(obs.get("is_error"))
-        new["text"] = old["text"] if _is_snapshot(old.get("text")) else obs.get("text", "")
+        actual_text = str(obs.get("text", ""))
+        new["text"] = old["text"] if keep("text", expect.text if expect else None, actual_text) else actual_text
     new.update(rest)
     return new
 
@@ -104,7 +121,7 @@ def rewrite_expectations(text: str, path: str, updates: dict[int, dict[str, Any]
     return text
 
 
-def record_scenario(scenario: Scenario, run: RunResult) -> tuple[str, str]:
+def record_scenario(scenario: Scenario, run: RunResult, exact: bool = False) -> tuple[str, str]:
     """(old text, new text) of one scenario file."""
     res = next((r for r in run.scenarios if r.id == scenario.id), None)
     old_text = Path(scenario.path).read_text(encoding="utf-8")
@@ -116,7 +133,7 @@ def record_scenario(scenario: Scenario, run: RunResult) -> tuple[str, str]:
         obs = obs_by_step.get(step.id)
         if obs is None:
             continue
-        new = recorded_expect(step.raw_expect, obs)
+        new = recorded_expect(step.raw_expect, obs, step.expect, exact)
         if new != step.raw_expect:
             updates[step.index] = new
     if not updates:
@@ -132,11 +149,11 @@ def record_scenario(scenario: Scenario, run: RunResult) -> tuple[str, str]:
     return old_text, new_text
 
 
-def record_files(scenarios: list[Scenario], run: RunResult, *, write: bool) -> str:
+def record_files(scenarios: list[Scenario], run: RunResult, *, write: bool, exact: bool = False) -> str:
     """Record every scenario; return the combined unified diff; write changed files if asked."""
     diffs: list[str] = []
     for scenario in scenarios:
-        old, new = record_scenario(scenario, run)
+        old, new = record_scenario(scenario, run, exact)
         if old == new:
             continue
         diffs.append("".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),

@@ -165,3 +165,96 @@ def update_baseline(run: RunResult, old: Baseline | None, implementation: str = 
 def baseline_diff(old_text: str, new_text: str, path: str) -> str:
     return "".join(difflib.unified_diff(old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
                                         f"{path} (current)", f"{path} (regenerated)"))
+
+
+def _entry_key(e: BaselineEntry) -> tuple[str, str]:
+    return (e.id, e.step or "")
+
+
+def _render_entry(e: BaselineEntry, indent: int, flow: bool) -> str:
+    def scalar(value: str) -> str:
+        return yaml.safe_dump(value, allow_unicode=True, width=10_000, default_style=None).removesuffix("\n...\n").strip()
+
+    fields = [("id", e.id), *((("step", e.step),) if e.step else ()), ("reason", e.reason)]
+    pad = " " * indent
+    if flow:
+        return pad + "- {" + ", ".join(f"{k}: {json_scalar(v)}" for k, v in fields) + "}\n"
+    lines = [f"{pad}- {fields[0][0]}: {scalar(fields[0][1])}\n"]
+    lines += [f"{pad}  {k}: {scalar(v)}\n" for k, v in fields[1:]]
+    return "".join(lines)
+
+
+def json_scalar(value: str) -> str:
+    """A YAML flow scalar: JSON's double-quoted form is valid YAML."""
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+def update_baseline_text(old_text: str, path: str, new: Baseline) -> str:
+    """``old_text`` (a baseline file) changed only where ``new`` differs from it: entries that
+    stay keep their exact lines (comments, quoting, style, order), dropped entries lose theirs,
+    new entries are inserted in the file's style before the first kept entry that sorts after
+    them, and the header (comments, ``implementation``) is untouched. Falls back to
+    ``new.dumps()`` when the file has no block-style ``entries`` list to edit."""
+    if not old_text.strip():
+        return new.dumps()
+    root = yaml.compose(old_text, Loader=yaml.SafeLoader)
+    pair = next(((k, v) for k, v in getattr(root, "value", []) if getattr(k, "value", None) == "entries"), None)
+    if not isinstance(root, yaml.MappingNode) or pair is None or not isinstance(pair[1], yaml.SequenceNode):
+        return new.dumps()
+    key, seq = pair
+    lines = old_text.splitlines(keepends=True)
+    old_entries = parse_baseline_text(old_text, path).entries
+    if seq.flow_style or not seq.value:
+        if seq.value:  # a non-empty flow list: rewrite it as a block list
+            return new.dumps()
+        if not new.entries:
+            return old_text
+        indent, flow = key.start_mark.column + 2, False
+        head = old_text[:seq.start_mark.index].rstrip(" ")
+        tail = old_text[seq.end_mark.index:]
+        body = "".join(_render_entry(e, indent, flow) for e in new.entries)
+        return head.rstrip("\n") + "\n" + body + tail.lstrip("\n")
+    starts = [item.start_mark.line for item in seq.value]
+    end_line = max(_block_end_line(seq.value[-1], lines), starts[-1])
+    blocks = list(zip(starts, [*starts[1:], end_line + 1], strict=True))
+    indent = seq.value[0].start_mark.column - 2
+    flow = bool(getattr(seq.value[0], "flow_style", False))
+    by_key = {_entry_key(entry): "".join(lines[a:b]) for entry, (a, b) in zip(old_entries, blocks, strict=True)} \
+        if len(old_entries) == len(blocks) else None
+    if by_key is None:
+        return new.dumps()
+    wanted = {_entry_key(e): e for e in new.entries}
+    old_same = {_entry_key(e): e for e in old_entries}
+    kept = [k for k in (_entry_key(e) for e in old_entries) if k in wanted and wanted[k] == old_same[k]]
+    fresh = [e for e in new.entries if _entry_key(e) not in kept]
+    out_blocks: list[str] = []
+    pending = sorted(fresh, key=_entry_key)
+    for k in kept:
+        while pending and _entry_key(pending[0]) < k:
+            out_blocks.append(_render_entry(pending.pop(0), indent, flow))
+        out_blocks.append(by_key[k])
+    out_blocks += [_render_entry(e, indent, flow) for e in pending]
+    before = "".join(lines[:starts[0]])
+    after = "".join(lines[end_line + 1:])
+    if not out_blocks:
+        key_line = lines[key.start_mark.line]
+        before = "".join(lines[:key.start_mark.line]) + key_line.rstrip("\n").rstrip() + " []\n"
+        before += "".join(lines[key.start_mark.line + 1:starts[0]])
+    text = before + "".join(out_blocks) + after
+    check = parse_baseline_text(text, path)
+    if sorted(check.entries, key=_entry_key) != sorted(new.entries, key=_entry_key) \
+            or check.implementation != new.implementation:
+        return new.dumps()
+    return text
+
+
+def _block_end_line(node: yaml.Node, lines: list[str]) -> int:
+    """The last line (0-based) that belongs to a block sequence item, trailing blank lines and
+    comments excluded."""
+    end = node.end_mark
+    line = end.line if end.column > 0 else end.line - 1
+    while line > node.start_mark.line and (not lines[line].strip() or lines[line].lstrip().startswith("#")):
+        line -= 1
+    return line

@@ -1,44 +1,173 @@
 """``toolproof diff``: compare the normalised observations of the same corpus on two backends and
-list every step whose observation differs (durations ignored)."""
+list every step whose observation differs, as text, JSON and Markdown.
+
+Before comparing, what is random by nature is replaced on both sides by a placeholder: durations
+are dropped; task ids (``task_id``/``taskId`` values and every occurrence of them, e.g. in
+``<bash_background task_id="…">``) become ``$TASK_ID1``, ``$TASK_ID2``… in order of appearance;
+process ids, wall-clock timestamps and session/turn ids (``VOLATILE_KEYS``) become a placeholder
+naming what they were. A value that is present on one side and null or absent on the other still
+differs."""
 
 from __future__ import annotations
 
+import html
 import json
+from dataclasses import dataclass
 from typing import Any
 
-from harness.model.results import RunResult
-from harness.run.compare import readable_diff
+from harness.model.observation import TASK_ID_KEYS, TASK_ID_TEXT_RE
+from harness.model.results import ERROR, SKIP, RunResult
 
 IGNORED_KEYS = ("duration_s",)
+VOLATILE_KEYS = {
+    "pid": "$PID", "pgid": "$PID",
+    "created_at": "$TIME", "started_at": "$TIME", "ended_at": "$TIME", "updated_at": "$TIME",
+    "createdAt": "$TIME", "startedAt": "$TIME", "endedAt": "$TIME",
+    "parentSessionId": "$SESSION_ID", "sessionId": "$SESSION_ID", "session_id": "$SESSION_ID",
+    "parentTurnId": "$TURN_ID", "turnId": "$TURN_ID",
+}
+DIFF_FORMAT = 1
+MARKDOWN_MAX_DIFFS = 50
 
 
-def _comparable(obs: dict[str, Any] | None) -> dict[str, Any] | None:
+def md_inline(text: str) -> str:
+    """Text safe inside Markdown inline code or an HTML summary line."""
+    return html.escape(" ".join(text.split()).replace("`", "'"), quote=False)
+
+
+def _task_ids(value: Any, found: list[str]) -> None:
+    if isinstance(value, dict):
+        for k, sub in value.items():
+            if k in TASK_ID_KEYS and isinstance(sub, str) and sub and sub not in found:
+                found.append(sub)
+            _task_ids(sub, found)
+    elif isinstance(value, list):
+        for sub in value:
+            _task_ids(sub, found)
+    elif isinstance(value, str):
+        for tid in TASK_ID_TEXT_RE.findall(value):
+            if tid not in found:
+                found.append(tid)
+
+
+def _replace(value: Any, ids: dict[str, str]) -> Any:
+    if isinstance(value, dict):
+        return {k: (VOLATILE_KEYS[k] if k in VOLATILE_KEYS and v is not None and not isinstance(v, (dict, list))
+                    else _replace(v, ids)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace(v, ids) for v in value]
+    if isinstance(value, str):
+        for tid, token in ids.items():
+            value = value.replace(tid, token)
+        return value
+    return value
+
+
+def comparable(obs: dict[str, Any] | None) -> dict[str, Any] | None:
+    """An observation with durations dropped and random values replaced by placeholders."""
     if obs is None:
         return None
-    return {k: v for k, v in obs.items() if k not in IGNORED_KEYS}
+    kept = {k: v for k, v in obs.items() if k not in IGNORED_KEYS}
+    found: list[str] = []
+    _task_ids(kept, found)
+    ids = {tid: f"$TASK_ID{i}" for i, tid in enumerate(found, 1)}
+    return _replace(kept, dict(sorted(ids.items(), key=lambda kv: -len(kv[0]))))
 
 
-def observation_differences(left: RunResult, right: RunResult, labels: tuple[str, str] = ("a", "b")) -> list[str]:
-    """One entry per differing step: ``scenario step: what`` with a diff of the two observations."""
-    out: list[str] = []
+@dataclass(frozen=True)
+class Difference:
+    scenario: str
+    step: str  # "" when the difference is about the whole scenario (skipped on one side)
+    fields: tuple[str, ...]
+    diff: str = ""
+    note: str = ""
+
+    def render(self) -> str:
+        if not self.step:
+            return f"{self.scenario}: {self.note}"
+        return f"{self.scenario} {self.step}: {', '.join(self.fields)} differ\n{self.diff}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"scenario": self.scenario, "step": self.step, "fields": list(self.fields), "diff": self.diff,
+                **({"note": self.note} if self.note else {})}
+
+
+def differences(left: RunResult, right: RunResult, labels: tuple[str, str] = ("a", "b")) -> list[Difference]:
+    """Every step whose comparable observation differs, in the left run's order."""
+    from harness.run.compare import readable_diff
+
+    out: list[Difference] = []
     rmap = {s.id: s for s in right.scenarios}
     for ls in left.scenarios:
         rs = rmap.get(ls.id)
         if rs is None:
             continue
-        if (ls.status == "skip") != (rs.status == "skip"):
-            out.append(f"{ls.id}: skipped on one side only ({ls.status} vs {rs.status})")
-            continue
+        if SKIP in (ls.status, rs.status):
+            continue  # nothing to compare (one_sided_skips lists those skipped on one side only)
         rsteps = {st.id: st for st in rs.steps}
         for lst in ls.steps:
             rst = rsteps.get(lst.id)
             if rst is None:
                 continue
-            a, b = _comparable(lst.observation), _comparable(rst.observation)
+            a, b = comparable(lst.observation), comparable(rst.observation)
             if a is None or b is None or a == b:
                 continue
-            fields = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+            fields = tuple(sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k)))
             ja = json.dumps(a, ensure_ascii=False, indent=1, sort_keys=True)
             jb = json.dumps(b, ensure_ascii=False, indent=1, sort_keys=True)
-            out.append(f"{ls.id} {lst.id}: {', '.join(fields)} differ\n" + readable_diff(ja + "\n", jb + "\n", labels))
+            out.append(Difference(ls.id, lst.id, fields, readable_diff(ja + "\n", jb + "\n", labels)))
     return out
+
+
+def one_sided_skips(left: RunResult, right: RunResult) -> list[tuple[str, str]]:
+    """(scenario id, why) for scenarios one side skipped and the other ran: not compared (a
+    backend without, say, container isolation skips what needs it), listed apart from differences."""
+    rmap = {s.id: s for s in right.scenarios}
+    out = []
+    for ls in left.scenarios:
+        rs = rmap.get(ls.id)
+        if rs is not None and (ls.status == SKIP) != (rs.status == SKIP):
+            skipped = ls if ls.status == SKIP else rs
+            out.append((ls.id, f"{ls.status} vs {rs.status}: {skipped.reason}"))
+    return out
+
+
+def observation_differences(left: RunResult, right: RunResult, labels: tuple[str, str] = ("a", "b")) -> list[str]:
+    """``differences`` rendered, one text entry per differing step."""
+    return [d.render() for d in differences(left, right, labels)]
+
+
+def _errors(left: RunResult, right: RunResult, labels: tuple[str, str]) -> list[dict[str, str]]:
+    return [{"side": label, "scenario": r.id, "message": r.message or r.failure_text}
+            for label, run in zip(labels, (left, right), strict=True) for r in run.scenarios if r.status == ERROR]
+
+
+def diff_to_json(diffs: list[Difference], left: RunResult, right: RunResult, labels: tuple[str, str]) -> str:
+    obj = {"format": DIFF_FORMAT, "a": labels[0], "b": labels[1], "scenarios": len(left.scenarios),
+           "differences": [d.to_json() for d in diffs], "errors": _errors(left, right, labels),
+           "not_compared": [{"scenario": sid, "why": why} for sid, why in one_sided_skips(left, right)]}
+    return json.dumps(obj, ensure_ascii=False, indent=1) + "\n"
+
+
+def diff_to_markdown(diffs: list[Difference], left: RunResult, right: RunResult, labels: tuple[str, str]) -> str:
+    errors = _errors(left, right, labels)
+    verdict = "ERROR (infrastructure)" if errors else (f"{len(diffs)} differing step(s)" if diffs else "no differences")
+    lines = [f"## toolproof diff: {verdict}", "",
+             f"`{md_inline(labels[0])}` vs `{md_inline(labels[1])}` on {len(left.scenarios)} scenarios.", ""]
+    for e in errors:
+        lines.append(f"- 💥 `{md_inline(e['scenario'])}` on `{md_inline(e['side'])}`: {md_inline(e['message'].splitlines()[0] if e['message'] else '')}")
+    if errors:
+        lines.append("")
+    for d in diffs[:MARKDOWN_MAX_DIFFS]:
+        where = f"<code>{md_inline(d.scenario)}</code>" + (f" step <code>{md_inline(d.step)}</code>" if d.step else "")
+        what = ", ".join(d.fields) + " differ" if d.step else d.note
+        body = ["", "```diff", *d.diff.splitlines(), "```", ""] if d.diff else [""]
+        lines += [f"<details><summary>{where}: {md_inline(what)}</summary>", *body, "</details>", ""]
+    if len(diffs) > MARKDOWN_MAX_DIFFS:
+        lines.append(f"… and {len(diffs) - MARKDOWN_MAX_DIFFS} more (see the JSON report).")
+    skipped = one_sided_skips(left, right)
+    if skipped:
+        lines += ["", f"<details><summary>{len(skipped)} scenario(s) not compared (skipped on one side)</summary>", ""]
+        lines += [f"- `{md_inline(sid)}`: {md_inline(why)}" for sid, why in skipped]
+        lines += ["", "</details>"]
+    return "\n".join(lines).rstrip() + "\n"

@@ -27,7 +27,7 @@ def first_run(root: Path, out: TextIO) -> int:
     from harness.cli.options import load_selection
     from harness.cli.progress import run_scenarios
     from harness.config import effective_backend
-    from harness.report.baseline import load_baseline, update_baseline
+    from harness.report.baseline import load_baseline, update_baseline, update_baseline_text
     from harness.report.writers import summary_line, write_output
     from harness.shipped import resolve_all
 
@@ -46,9 +46,8 @@ def first_run(root: Path, out: TextIO) -> int:
         return EXIT_ERROR
     old = load_baseline(config.baseline)
     new = update_baseline(run, old)
-    header = "".join(ln for ln in Path(config.baseline).read_text(encoding="utf-8").splitlines(keepends=True)
-                     if ln.startswith("#"))
-    write_output(config.baseline, header + new.dumps(), "baseline")
+    old_text = Path(config.baseline).read_text(encoding="utf-8")
+    write_output(config.baseline, update_baseline_text(old_text, config.baseline, new), "baseline")
     rel = Path(config.baseline).resolve().relative_to(root.resolve())
     print(f"toolproof: {len(new.entries)} known failure(s) listed in {rel} with TODO reasons", file=out)
     return EXIT_OK

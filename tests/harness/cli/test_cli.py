@@ -257,13 +257,24 @@ def test_diff_lists_steps_whose_observations_differ(tmp_path: Path) -> None:
                               "  - {id: r, tool: bash, args: {command: same}}\n")
     other = "cmd:" + shlex.join(["env", "FAKE_OS=linux", sys.executable, str(FAKE)])
     code, out = toolproof("diff", str(tmp_path), "--backend-a", FAKE_BACKEND, "--backend-b", other)
-    assert (code, out) == (0, f"toolproof: 0 differing steps between {FAKE_BACKEND} and {other}\n")
-    code, out = toolproof("diff", str(tmp_path), "--backend-a", FAKE_BACKEND, "--backend-b", "local")
+    # progress first: each side announced, then one line per scenario as it finishes
+    assert (code, out) == (0, f"toolproof diff: 1 scenarios on {FAKE_BACKEND}\nPASS  d/w\n"
+                              f"toolproof diff: 1 scenarios on {other}\nPASS  d/w\n"
+                              f"toolproof: 0 differing steps between {FAKE_BACKEND} and {other}\n")
+    code, out = toolproof("diff", str(tmp_path), "--backend-a", FAKE_BACKEND, "--backend-b", "local",
+                          "--json", str(tmp_path / "d.json"), "--markdown", str(tmp_path / "d.md"))
     assert code == 1
-    assert out.startswith("d/w w: details, text differ\n")
+    assert "PASS  d/w\nd/w w: details, text differ\n" in out
     assert f"--- {FAKE_BACKEND}\n+++ local\n" in out
     assert '- "text": "Wrote a.txt"\n+ "text": "Successfully wrote 1 bytes to a.txt"\n' in out
     assert out.endswith(f"toolproof: 2 differing steps between {FAKE_BACKEND} and local\n")
+    report = json.loads((tmp_path / "d.json").read_text(encoding="utf-8"))
+    assert (report["a"], report["b"], report["scenarios"]) == (FAKE_BACKEND, "local", 1)
+    assert [(d["scenario"], d["step"], d["fields"]) for d in report["differences"]] == [
+        ("d/w", "w", ["details", "text"]), ("d/w", "r", ["details", "is_error", "text"])]
+    md = (tmp_path / "d.md").read_text(encoding="utf-8")
+    assert md.startswith("## toolproof diff: 2 differing step(s)\n")
+    assert "<details><summary><code>d/w</code> step <code>w</code>: details, text differ</summary>" in md
 
 
 def test_serve_execs_the_reference_server() -> None:

@@ -96,3 +96,50 @@ def test_update_keeps_reasons_adds_new_failures_and_drops_stale_entries() -> Non
         "- id: not-run\n  reason: kept\n"
     )
     assert parse_baseline_text(new.dumps(), "x.yaml").entries == new.entries
+
+
+STYLED = """# Known failures, with a comment that must survive.
+implementation: impl
+entries:
+  - id: a/keep
+    reason: "kept, in double quotes"   # and a trailing comment
+  - {id: b/flow, step: s, reason: flow style kept}
+  - id: c/drop
+    reason: dropped when it passes
+"""
+
+
+def test_baseline_update_with_nothing_changed_returns_the_file_byte_for_byte() -> None:
+    from harness.report.baseline import update_baseline_text
+
+    old = parse_baseline_text(STYLED, "b.yaml")
+    assert update_baseline_text(STYLED, "b.yaml", Baseline(old.implementation, old.entries)) == STYLED
+    pi = (REPO / "baselines" / "pi-0.79.1.yaml").read_text(encoding="utf-8")
+    base = parse_baseline_text(pi, "pi.yaml")
+    assert update_baseline_text(pi, "pi.yaml", Baseline(base.implementation, base.entries)) == pi
+
+
+def test_baseline_update_touches_only_the_entries_that_changed() -> None:
+    from harness.report.baseline import update_baseline_text
+
+    old = parse_baseline_text(STYLED, "b.yaml")
+    kept = [e for e in old.entries if e.id != "c/drop"]
+    new = Baseline("impl", (*kept, BaselineEntry("a/new", "TODO: explain: it fails")))
+    assert update_baseline_text(STYLED, "b.yaml", new) == (
+        "# Known failures, with a comment that must survive.\n"
+        "implementation: impl\n"
+        "entries:\n"
+        "  - id: a/keep\n"
+        '    reason: "kept, in double quotes"   # and a trailing comment\n'
+        "  - id: a/new\n"
+        "    reason: 'TODO: explain: it fails'\n"
+        "  - {id: b/flow, step: s, reason: flow style kept}\n")
+
+
+def test_baseline_update_fills_an_empty_list_and_empties_a_full_one() -> None:
+    from harness.report.baseline import update_baseline_text
+
+    empty = "# header\nimplementation: impl\nentries: []\n"
+    one = update_baseline_text(empty, "b.yaml", Baseline("impl", (BaselineEntry("a/x", "why", "s1"),)))
+    assert one == "# header\nimplementation: impl\nentries:\n  - id: a/x\n    step: s1\n    reason: why\n"
+    assert update_baseline_text(one, "b.yaml", Baseline("impl", ())) == empty
