@@ -124,15 +124,26 @@ def load_config(start: Path | None = None) -> Config:
     return parse_config(data, str(path))
 
 
+IMPL_CHOICES_TEXT = "reference | upstream | pi@VERSION | cmd:COMMAND"
+UPSTREAM_COMMAND = "cmd:{python} -m tools_impl.server --upstream"
+
+
 def effective_backend(impl: str | None, backend: str | None) -> str:
-    """Today's single ``--backend`` spec for an (impl, backend) pair: ``impl`` ``cmd:…`` runs on
-    the host (``--backend cmd:…``), ``reference`` (or none) runs on ``backend`` (default local).
-    The separate ``--impl`` option replaces this mapping when it lands."""
+    """Today's single ``--backend`` spec for an (impl, backend) pair. ``reference`` (or none) runs
+    on ``backend`` (default local); ``upstream`` (the reference with every patch off), ``pi@VERSION``
+    (the published pi tools, installed into the cache on demand) and ``cmd:COMMAND`` run on the
+    host, so only the local backend goes with them in this version."""
     if impl in (None, "", "reference"):
         return backend or "local"
+    if backend not in (None, "", "local"):
+        raise UsageError(f"impl {impl!r} on backend {backend!r}: only the reference runs on another backend "
+                         "in this version; other implementations run on the host (local)")
+    if impl == "upstream":
+        return UPSTREAM_COMMAND
+    if impl.startswith("pi@") and len(impl) > 3:
+        from harness.shipped import pi_backend
+
+        return pi_backend(impl[3:])
     if impl.startswith("cmd:"):
-        if backend not in (None, "", "local"):
-            raise UsageError(f"impl {impl!r} on backend {backend!r}: a cmd: implementation runs on the host "
-                             "(local backend) in this version")
         return impl
-    raise UsageError(f"impl {impl!r} is not supported in this version; use reference or cmd:COMMAND")
+    raise UsageError(f"unknown implementation {impl!r}; expected {IMPL_CHOICES_TEXT}")

@@ -94,8 +94,10 @@ def pi_backend(version: str) -> str:
     spec = importlib.util.spec_from_file_location("toolproof_pi_setup", adapter / "pi_setup.py")
     if spec is None or spec.loader is None:
         raise UsageError(f"the shipped pi adapter is missing ({adapter})")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
+    if spec.name not in sys.modules:
+        sys.modules[spec.name] = module  # dataclasses look their module up while it executes
+        spec.loader.exec_module(module)
     cache = module.default_cache_dir().resolve()
     try:
         node, target = module.install(version, cache)

@@ -5,8 +5,9 @@ Before comparing, what is random by nature is replaced on both sides by a placeh
 are dropped; task ids (``task_id``/``taskId`` values and every occurrence of them, e.g. in
 ``<bash_background task_id="…">``) become ``$TASK_ID1``, ``$TASK_ID2``… in order of appearance;
 process ids, wall-clock timestamps and session/turn ids (``VOLATILE_KEYS``) become a placeholder
-naming what they were. A value that is present on one side and null or absent on the other still
-differs."""
+naming what they were. A timestamp or id present on one side and null on the other still differs;
+a process id does not (``ALWAYS_VOLATILE``: whether a stopped task still had a pid when it was
+reported is timing, not behaviour)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ VOLATILE_KEYS = {
     "parentSessionId": "$SESSION_ID", "sessionId": "$SESSION_ID", "session_id": "$SESSION_ID",
     "parentTurnId": "$TURN_ID", "turnId": "$TURN_ID",
 }
+ALWAYS_VOLATILE = ("pid", "pgid")
 DIFF_FORMAT = 1
 MARKDOWN_MAX_DIFFS = 50
 
@@ -52,8 +54,8 @@ def _task_ids(value: Any, found: list[str]) -> None:
 
 def _replace(value: Any, ids: dict[str, str]) -> Any:
     if isinstance(value, dict):
-        return {k: (VOLATILE_KEYS[k] if k in VOLATILE_KEYS and v is not None and not isinstance(v, (dict, list))
-                    else _replace(v, ids)) for k, v in value.items()}
+        return {k: (VOLATILE_KEYS[k] if k in VOLATILE_KEYS and not isinstance(v, (dict, list))
+                    and (v is not None or k in ALWAYS_VOLATILE) else _replace(v, ids)) for k, v in value.items()}
     if isinstance(value, list):
         return [_replace(v, ids) for v in value]
     if isinstance(value, str):

@@ -38,7 +38,7 @@ from harness.model.results import (
 from harness.report.results_files import (
     load_results as load_run,  # the shared results reader, under the matrix's name
 )
-from harness.report.writers import STATUS_ICONS, write_output
+from harness.report.writers import STATUS_ICONS, is_step_summary, write_output
 
 PATCH_TAG_PREFIX = "patch:"
 UNGROUPED = "other"
@@ -77,6 +77,22 @@ class MatrixColumn:
 
 
 @dataclass(frozen=True)
+class CellStep:
+    """One step of a scenario in one run: its status, every message (with diffs) and what the
+    implementation answered (``output``: the result text, or ``raised: <error>``; None when the
+    results carry no observation)."""
+
+    id: str
+    status: str
+    messages: tuple[str, ...] = ()
+    output: str | None = None
+
+    @property
+    def failing(self) -> bool:
+        return self.status in FAILING_STEP_STATUSES
+
+
+@dataclass(frozen=True)
 class MatrixCell:
     """One scenario in one run. ``status`` is None when the run does not contain the scenario."""
 
@@ -84,6 +100,10 @@ class MatrixCell:
     failing_steps: tuple[str, ...] = ()
     message: str = ""  # the first failure message (scenario message, else the first failing step's)
     reason: str = ""   # skip reason, or the baseline reason of an xfail/stale
+    steps: tuple[CellStep, ...] = ()
+
+    def step(self, step_id: str) -> CellStep | None:
+        return next((st for st in self.steps if st.id == step_id), None)
 
     @property
     def text(self) -> str:
@@ -119,11 +139,16 @@ class MatrixRow:
     patches: tuple[str, ...]
     tags: tuple[str, ...]
     cells: tuple[MatrixCell, ...]
+    skips_differ: bool = False
 
     @property
     def differs(self) -> bool:
-        """The runs that ran this scenario disagree on its outcome (see ``OUTCOME``)."""
-        return len({c.outcome for c in self.cells if c.status is not None}) > 1
+        """The runs that ran this scenario disagree on its behaviour (see ``OUTCOME``). A skip is
+        neutral (it says nothing about behaviour) unless ``skips_differ``."""
+        outcomes = {c.outcome for c in self.cells if c.status is not None}
+        if not self.skips_differ:
+            outcomes.discard(SKIP)
+        return len(outcomes) > 1
 
     @property
     def incomplete(self) -> bool:
@@ -267,19 +292,32 @@ def patches_of(tags: Iterable[str]) -> tuple[str, ...]:
     return tuple(t[len(PATCH_TAG_PREFIX):] for t in tags if t.startswith(PATCH_TAG_PREFIX))
 
 
+def observed_output(obs: dict[str, object] | None) -> str | None:
+    """What an implementation answered in one step, from its observation JSON."""
+    if not isinstance(obs, dict):
+        return None
+    if obs.get("status") == "error":
+        return f"raised ({obs.get('error_kind') or 'error'}): {obs.get('error', '')}"
+    text = obs.get("text")
+    return text if isinstance(text, str) else None
+
+
 def cell_for(res: ScenarioResult) -> MatrixCell:
     failing = tuple(st.id for st in res.steps if st.status in FAILING_STEP_STATUSES)
     message = res.message or next((m for st in res.steps if st.status in FAILING_STEP_STATUSES
                                    for m in st.messages if m), "")
     reason = res.reason or next((st.reason for st in res.steps if st.reason
                                  and st.status in (XFAIL, STALE)), "")
-    return MatrixCell(res.status, failing, message, reason)
+    steps = tuple(CellStep(st.id, st.status, st.messages, observed_output(st.observation)) for st in res.steps)
+    return MatrixCell(res.status, failing, message, reason, steps)
 
 
-def build_matrix(runs: Sequence[tuple[str, RunResult]], labels: Sequence[str | None] = ()) -> Matrix:
+def build_matrix(runs: Sequence[tuple[str, RunResult]], labels: Sequence[str | None] = (),
+                 skips_differ: bool = False) -> Matrix:
     """Rows: every scenario id of any run, sorted by group (first id segment; ids without one
     last, as ``other``) then id. Columns: the runs in the order given; ``labels[i]`` (if given
-    and not None) overrides run i's label. Title and tags come from the first run that has them."""
+    and not None) overrides run i's label. Title and tags come from the first run that has them.
+    ``skips_differ``: a skip against a pass or fail counts as a difference (default: neutral)."""
     names: list[str] = []
     for i, (src, run) in enumerate(runs):
         given = labels[i] if i < len(labels) else None
@@ -297,7 +335,7 @@ def build_matrix(runs: Sequence[tuple[str, RunResult]], labels: Sequence[str | N
         for s in present:
             tags += [t for t in s.tags if t not in tags]
         cells = tuple(cell_for(m[sid]) if sid in m else MatrixCell(None) for m in by_run)
-        rows.append(MatrixRow(sid, group_of(sid), title, patches_of(tags), tuple(tags), cells))
+        rows.append(MatrixRow(sid, group_of(sid), title, patches_of(tags), tuple(tags), cells, skips_differ))
     return Matrix(columns, tuple(rows))
 
 
@@ -321,20 +359,23 @@ _CSS = """
 --pass-bg:#dafbe1;--pass-fg:#116329;--fail-bg:#ffebe9;--fail-fg:#a40e26;--error-bg:#fbefff;--error-fg:#6e40c9;
 --skip-bg:#eff2f5;--skip-fg:#59636e;--xfail-bg:#fff8c5;--xfail-fg:#7d4e00;--stale-bg:#fff1e5;--stale-fg:#953800}
 *{box-sizing:border-box}
-body{margin:0;padding:24px 32px;font:14px/1.45 -apple-system,BlinkMacSystemFont,"Segoe UI",Helvetica,Arial,sans-serif;
+html{overflow-x:auto}
+body{margin:0 auto;padding:24px 32px;max-width:1400px;font:14px/1.45 -apple-system,BlinkMacSystemFont,"Segoe UI",Helvetica,Arial,sans-serif;
 color:var(--fg);background:var(--bg)}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
 p.lead{color:var(--muted);margin:0 0 16px}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
-table{border-collapse:collapse;margin:0 0 8px}
-th,td{border:1px solid var(--line);padding:5px 8px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:0 0 8px;width:100%;table-layout:fixed}
+th,td{border:1px solid var(--line);padding:5px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 thead th{background:var(--head);position:sticky;top:0;z-index:1}
 tfoot th,tfoot td{background:var(--head)}
-#runs td{white-space:nowrap}
+#runs th:first-child{width:16%}#runs td code{overflow-wrap:anywhere}
+#matrix thead th:first-child{width:280px}#matrix thead th:nth-child(2){width:130px}
+#patches thead th:first-child{width:280px}#patches thead th:nth-child(2){width:90px}
 tfoot tr:first-child>*{border-top:2px solid #afb8c1}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 th.group{background:#eaeef2;font-size:13px;letter-spacing:.02em}
-th.sid{font-weight:normal;min-width:260px;max-width:520px}
+th.sid{font-weight:normal}
 th.sid code{font-weight:600;font-size:13px}
 .title{display:block;color:var(--muted);font-size:12px}
 .tag{display:inline-block;border:1px solid var(--line);border-radius:10px;padding:0 7px;margin:1px 2px 1px 0;
@@ -355,7 +396,14 @@ details>summary::after{content:"▸";color:var(--muted);margin-left:5px;font-siz
 details[open]>summary::after{content:"▾"}
 details .steps{margin:4px 0 2px;font-size:12px;color:var(--muted)}
 details pre{margin:2px 0 0;padding:6px 8px;background:var(--head);border:1px solid var(--line);border-radius:4px;
-white-space:pre-wrap;word-break:break-word;max-width:560px;max-height:320px;overflow:auto}
+white-space:pre-wrap;overflow-wrap:anywhere;max-height:320px;overflow:auto}
+.fstep{margin:6px 0 4px}.sthead{font-size:12px;margin-bottom:2px}
+.pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(0,1fr));gap:6px}
+.pair>div{min-width:0}.cap{font-size:11px;color:var(--muted);margin-top:4px}
+pre .ddel{color:var(--fail-fg);background:var(--fail-bg)}
+pre .dadd{color:var(--pass-fg);background:var(--pass-bg)}
+pre .dhunk{color:#0550ae}pre .dh{color:var(--muted);font-weight:600}
+pre.out{background:#fff}
 .controls{display:flex;gap:18px;align-items:center;margin:8px 0 10px;flex-wrap:wrap}
 .controls input[type=search]{padding:4px 8px;border:1px solid var(--line);border-radius:4px;min-width:260px;font:inherit}
 .notes{border-left:4px solid var(--hl-edge);background:var(--hl);padding:8px 12px;margin:12px 0}
@@ -387,17 +435,64 @@ def _status_badge(status: str | None) -> str:
     return f'<span class="st st-{_e(status)}">{_e(status)}</span>'
 
 
-def _html_cell(cell: MatrixCell, column: str) -> str:
+def _diff_html(text: str) -> str:
+    """A message with its unified diff coloured: removed (expected) lines red, added (actual)
+    lines green, hunk headers blue; everything escaped."""
+    out = []
+    for line in text.split("\n"):
+        if line.startswith(("--- ", "+++ ")):
+            cls = "dh"
+        elif line.startswith("@@"):
+            cls = "dhunk"
+        elif line.startswith("-"):
+            cls = "ddel"
+        elif line.startswith("+"):
+            cls = "dadd"
+        else:
+            cls = ""
+        out.append(f'<span class="{cls}">{_e(line)}</span>' if cls else _e(line))
+    return "\n".join(out)
+
+
+def _other_output(step_id: str, me: int, row: MatrixRow, columns: Sequence[MatrixColumn]) -> tuple[str, str] | None:
+    """(label, output) of the same step in another run: a passing one first, else any."""
+    others = [(columns[i].label, c.step(step_id)) for i, c in enumerate(row.cells) if i != me]
+    found = [(label, st) for label, st in others if st is not None and st.output is not None]
+    found.sort(key=lambda pair: pair[1].failing)
+    return (found[0][0], found[0][1].output or "") if found else None
+
+
+def _html_cell(cell: MatrixCell, column: str, row: MatrixRow | None = None, me: int = 0,
+               columns: Sequence[MatrixColumn] = ()) -> str:
     detail = cell.detail
     if cell.status in (None, PASS) or not detail:
         return f"<td>{_status_badge(cell.status)}</td>"
     tip = _e(_clip(detail, TOOLTIP_MAX_CHARS, 6))
-    steps = (f'<div class="steps">failing steps: {_e(", ".join(cell.failing_steps))}</div>'
-             if cell.failing_steps else "")
-    body = "\n".join(p for p in (cell.message, cell.reason_text) if p)
-    pre = f"<pre>{_e(_clip(body, HTML_MAX_MESSAGE_CHARS, HTML_MAX_MESSAGE_LINES))}</pre>" if body else ""
+    parts: list[str] = []
+    if cell.message and (not cell.steps or cell.message not in {m for st in cell.steps for m in st.messages}):
+        parts.append(f'<pre class="msg">{_diff_html(_clip(cell.message, HTML_MAX_MESSAGE_CHARS, HTML_MAX_MESSAGE_LINES))}</pre>')
+    for st in (s for s in cell.steps if s.failing):
+        body = "\n".join(st.messages)
+        mine = (f'<pre class="msg">{_diff_html(_clip(body, HTML_MAX_MESSAGE_CHARS, HTML_MAX_MESSAGE_LINES))}</pre>'
+                if body else "")
+        if st.output is not None:
+            mine += (f'<div class="cap">{_e(column)} answered</div>'
+                     f'<pre class="out">{_e(_clip(st.output, HTML_MAX_MESSAGE_CHARS, HTML_MAX_MESSAGE_LINES))}</pre>')
+        other = _other_output(st.id, me, row, columns) if row is not None else None
+        theirs = ""
+        if other is not None:
+            theirs = (f'<div class="theirs"><div class="cap">{_e(other[0])} answered</div>'
+                      f'<pre class="out">{_e(_clip(other[1], HTML_MAX_MESSAGE_CHARS, HTML_MAX_MESSAGE_LINES))}</pre></div>')
+        parts.append(f'<div class="fstep"><div class="sthead">step <code>{_e(st.id)}</code> '
+                     f'{_status_badge(st.status)}</div><div class="pair"><div class="mine">{mine}</div>{theirs}</div></div>')
+    if not cell.steps and cell.failing_steps:
+        parts.insert(0, f'<div class="steps">failing steps: {_e(", ".join(cell.failing_steps))}</div>')
+    if cell.reason_text:
+        parts.append(f'<pre class="msg">{_e(_clip(cell.reason_text, HTML_MAX_MESSAGE_CHARS, HTML_MAX_MESSAGE_LINES))}</pre>')
+    if not cell.steps and cell.message and not parts:
+        parts.append(f'<pre class="msg">{_e(cell.message)}</pre>')
     return (f'<td title="{tip}"><details><summary>{_status_badge(cell.status)}'
-            f'<span class="sr"> in {_e(column)}: details</span></summary>{steps}{pre}</details></td>')
+            f'<span class="sr"> in {_e(column)}: details</span></summary>{"".join(parts)}</details></td>')
 
 
 def _tags_html(names: Iterable[str]) -> str:
@@ -481,7 +576,8 @@ def to_html(m: Matrix) -> str:
             out.append(f'<tr class="{cls}" data-differs="{int(row.differs)}" data-search="{_e(search)}">'
                        f'<th scope="row" class="sid"><code>{_e(row.id)}</code>{flag}{title}</th>'
                        f"<td>{_tags_html(row.patches)}</td>"
-                       + "".join(_html_cell(c, col.label) for c, col in zip(row.cells, m.columns, strict=True))
+                       + "".join(_html_cell(c, col.label, row, i, m.columns)
+                                 for i, (c, col) in enumerate(zip(row.cells, m.columns, strict=True)))
                        + "</tr>")
         out.append("</tbody>")
     out.append("<tfoot>")
@@ -593,16 +689,41 @@ def _runs_from_args(results: Sequence[str], label_args: Sequence[str]) -> tuple[
     return runs, [labels.get(key(p)) for p in paths]
 
 
+def _runs_from_impls(args: argparse.Namespace, out: TextIO) -> tuple[list[tuple[str, RunResult]], list[str | None]]:
+    """Run the scenario PATHS on every ``--impl`` (one column each), with progress."""
+    from harness.cli.options import apply_config, load_selection
+    from harness.cli.progress import run_scenarios
+    from harness.config import effective_backend
+
+    backend = args.backend  # for the reference only; the configured impl/backend pair is not used here
+    args.paths = list(args.results)
+    apply_config(args)
+    scenarios = load_selection(args.paths, args.keyword, args.tag, None)
+    runs: list[tuple[str, RunResult]] = []
+    for impl in args.impl:
+        spec = effective_backend(impl, backend)
+        print(f"toolproof matrix: {len(scenarios)} scenarios on {impl}", file=out, flush=True)
+        runs.append((impl, run_scenarios(scenarios, spec, args.jobs, out)))
+    if args.json_dir:
+        for impl, run in runs:
+            name = re.sub(r"[^A-Za-z0-9._@-]+", "_", impl).strip("_") or "run"
+            write_output(os.path.join(args.json_dir, f"{name}.json"), run.dumps() + "\n")
+    return runs, list(args.impl)
+
+
 def cmd_matrix(args: argparse.Namespace, out: TextIO) -> int:
     """Exit 0 when the reports were written (differences are findings, not failures), 2 on
     unreadable inputs or outputs (one line on stderr naming the file)."""
     try:
-        runs, labels = _runs_from_args(args.results, args.label)
-        m = build_matrix(runs, labels)
+        if args.impl:
+            runs, labels = _runs_from_impls(args, out)
+        else:
+            runs, labels = _runs_from_args(args.results, args.label)
+        m = build_matrix(runs, labels, skips_differ=args.skips_differ)
         if args.html:
             write_output(args.html, to_html(m))
         if args.markdown:
-            write_output(args.markdown, to_markdown(m))
+            write_output(args.markdown, to_markdown(m), append=args.markdown_append or is_step_summary(args.markdown))
     except UsageError as exc:
         print(f"toolproof: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -616,13 +737,28 @@ def cmd_matrix(args: argparse.Namespace, out: TextIO) -> int:
 
 def register_cli(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``matrix`` subcommand (``func=cmd_matrix``, called as ``func(args, out)``)."""
+    from harness.cli.options import add_jobs
+    from harness.config import IMPL_CHOICES_TEXT
+
     p = subparsers.add_parser(
-        "matrix", help="conformance matrix of several JSON results (scenarios × runs, with patch tags)",
-        description="Combine JSON results files (toolproof run --json) into a matrix of scenarios × runs. "
-                    "Without --html/--markdown the Markdown goes to stdout.")
-    p.add_argument("results", nargs="*", metavar="RESULTS", help="JSON results files, one per run (column)")
+        "matrix", help="conformance matrix: scenarios × implementations (from results, or run with --impl)",
+        description="Either combine JSON results files (toolproof run --json) into a matrix of scenarios × runs, "
+                    "or, with --impl (repeatable), run the scenario PATHS on each implementation and render the "
+                    "matrix in one command. Without --html/--markdown the Markdown goes to stdout.")
+    p.add_argument("results", nargs="*", metavar="RESULTS|PATHS",
+                   help="JSON results files, one per run (column); with --impl: scenario files or directories")
+    p.add_argument("--impl", action="append", default=[], metavar="IMPL",
+                   help=f"run PATHS on this implementation ({IMPL_CHOICES_TEXT}); repeatable, one column each")
+    p.add_argument("--backend", default=None, help="backend for --impl reference (default: local)")
+    add_jobs(p)
+    p.add_argument("-k", dest="keyword", metavar="EXPR", help="with --impl: keyword expression over id, title and tags")
+    p.add_argument("--tag", action="append", default=[], metavar="T", help="with --impl: only scenarios with tag T")
+    p.add_argument("--json-dir", metavar="DIR", help="with --impl: also write each run's JSON results into DIR")
     p.add_argument("--html", metavar="F", help="write the self-contained HTML matrix")
-    p.add_argument("--markdown", metavar="F", help="write the Markdown summary")
+    p.add_argument("--markdown", metavar="F", help="write the Markdown summary (appended for $GITHUB_STEP_SUMMARY)")
+    p.add_argument("--markdown-append", action="store_true", help="append the Markdown summary instead of replacing F")
     p.add_argument("--label", action="append", default=[], metavar="NAME=RESULTS",
                    help="column label for a results file (the file is added if not listed); repeatable")
+    p.add_argument("--skips-differ", action="store_true",
+                   help="count a skip against a pass or fail as a difference (default: skips are neutral)")
     p.set_defaults(func=cmd_matrix)

@@ -50,3 +50,10 @@ def test_a_scenario_skipped_on_one_side_is_listed_as_not_compared_not_as_a_diffe
     skipped = RunResult(RunInfo(), (ScenarioResult("b/bg", SKIP, reason="requires isolation=container"),))
     assert differences(skipped, ran) == []
     assert one_sided_skips(skipped, ran) == [("b/bg", "skip vs pass: requires isolation=container")]
+
+
+def test_a_pid_reported_on_one_side_only_is_timing_not_a_difference() -> None:
+    left = background("bash-1", 1, 1.0, "x")
+    right = background("bash-2", 2, 1.0, "y")
+    right["details"]["pid"] = None  # type: ignore[index]
+    assert differences(run(left), run(right)) == []

@@ -99,13 +99,20 @@ def test_explicit_labels_override_and_equal_labels_get_their_file_name() -> None
                                                     "reference 1.0 [local] (r.json) #2"]
 
 
+def summary(cell: MatrixCell) -> MatrixCell:
+    """The cell without its per-step detail."""
+    return MatrixCell(cell.status, cell.failing_steps, cell.message, cell.reason)
+
+
 def test_cells_carry_status_failing_steps_first_message_and_reason() -> None:
     m = matrix_of(REF, UPSTREAM)
     rows = {r.id: r for r in m.rows}
-    assert rows["edit/fuzzy"].cells == (
+    assert tuple(summary(c) for c in rows["edit/fuzzy"].cells) == (
         MatrixCell(PASS),
         MatrixCell(FAIL, ("step-1", "files"), "status: expected result, got raised error (validation)"))
-    assert rows["edit/guard"].cells[1] == MatrixCell(XFAIL, ("step-1",), "text: differs", "known upstream")
+    assert [(st.id, st.status, st.messages) for st in rows["edit/fuzzy"].cells[1].steps] == [
+        ("step-0", PASS, ()), ("step-1", FAIL, FUZZY_FAIL[0].messages), ("files", FAIL, FUZZY_FAIL[1].messages)]
+    assert summary(rows["edit/guard"].cells[1]) == MatrixCell(XFAIL, ("step-1",), "text: differs", "known upstream")
     assert rows["read/win"].cells[0] == MatrixCell(SKIP, (), "", "requires os=windows")
     assert rows["read/extra"].cells == (MatrixCell(None), MatrixCell(ERROR, (), "infrastructure: implementation did not answer"))
     assert [c.text for c in rows["read/extra"].cells] == ["—", "error"]
@@ -132,9 +139,12 @@ def test_runs_differ_on_outcome_but_not_on_a_baseline_relabel() -> None:
     assert [r.id for r in m.differing] == ["edit/fuzzy", "edit/guard"]
 
 
-def test_a_skip_against_a_pass_is_a_difference() -> None:
-    m = matrix_of(run("a", "", "", scen("t/x", PASS)), run("b", "", "", scen("t/x", SKIP, reason="no pwsh")))
-    assert m.rows[0].differs
+def test_a_skip_is_neutral_unless_skips_differ_is_asked_for() -> None:
+    runs = [("a.json", run("a", "", "", scen("t/x", PASS), scen("t/y", FAIL), scen("t/z", PASS))),
+            ("b.json", run("b", "", "", scen("t/x", SKIP, reason="no pwsh"), scen("t/y", SKIP, reason="no pwsh"),
+                           scen("t/z", FAIL)))]
+    assert [r.id for r in build_matrix(runs).differing] == ["t/z"]
+    assert [r.id for r in build_matrix(runs, skips_differ=True).differing] == ["t/x", "t/y", "t/z"]
 
 
 def test_totals_count_every_status_and_the_scenarios_a_run_lacks() -> None:
@@ -225,8 +235,11 @@ def test_html_table_has_headers_and_states_every_status_as_text() -> None:
     assert '<td><span class="st st-pass">pass</span></td>' in cells
     assert ('<td title="failing steps: step-1, files&#10;status: expected result, got raised error (validation)">'
             .replace("&#10;", "\n") in cells)
-    assert '<div class="steps">failing steps: step-1, files</div>' in cells
-    assert "<pre>status: expected result, got raised error (validation)</pre>" in cells
+    assert ('<div class="fstep"><div class="sthead">step <code>step-1</code> <span class="st st-fail">fail</span></div>'
+            '<div class="pair"><div class="mine"><pre class="msg">status: expected result, got raised error (validation)\n'
+            'second message</pre></div></div></div>') in cells
+    assert ('<div class="sthead">step <code>files</code> <span class="st st-fail">fail</span></div>'
+            '<div class="pair"><div class="mine"><pre class="msg">files.a.txt: content differs</pre>') in cells
     assert '<span class="st st-notrun" title="not run">—<span class="sr"> not run</span></span>' in page
     assert '<tr class="row" data-differs="0" data-search="solo">' in page
 
@@ -256,7 +269,7 @@ def test_html_clips_very_long_messages() -> None:
     res = scen("t/x", FAIL, steps=(StepResult("s", FAIL, (long,)),))
     page = to_html(build_matrix([("a.json", run("i", "", "", res))]))
     assert "line 59\n… (40 more lines)</pre>" in page
-    assert "line 60" not in page[page.index("<pre>"):]
+    assert "line 60" not in page[page.index("<pre"):]
 
 
 # -- Markdown ---------------------------------------------------------------------------------
@@ -431,3 +444,44 @@ def test_results_written_by_run_json_round_trip_through_the_matrix(tmp_path: Pat
     assert code == 0
     assert "| `edit/guard` |  | 🟡 xfail (step-1) |" not in out  # one run: no ≠ marks, patches shown
     assert "| `edit/guard` | `edit.fidelity-guard`, `edit.fuzzy-span` | 🟡 xfail (step-1) |" in out
+
+
+def test_a_failing_cell_shows_every_failing_step_coloured_beside_the_other_runs_output() -> None:
+    diff = "[read] text: not equal\n--- expected\n+++ actual\n@@ -1 +1 @@\n-     1→alpha\n+alpha"
+    ref = scen("read/raw", PASS, steps=(StepResult("read", PASS, observation={"status": "result", "text": "     1→alpha"}),
+                                        StepResult("files", PASS)))
+    pi = scen("read/raw", FAIL, steps=(StepResult("read", FAIL, (diff,), observation={"status": "result", "text": "alpha"}),
+                                       StepResult("files", FAIL, ("files.a.txt: content differs",))))
+    page = to_html(build_matrix([("ref.json", run("ref", "1", "local", ref)), ("pi.json", run("pi", "2", "cmd:pi", pi))]))
+    assert ('<pre class="msg">[read] text: not equal\n<span class="dh">--- expected</span>\n<span class="dh">+++ actual</span>\n'
+            '<span class="dhunk">@@ -1 +1 @@</span>\n<span class="ddel">-     1→alpha</span>\n'
+            '<span class="dadd">+alpha</span></pre>') in page
+    assert ('<div class="cap">pi 2 [cmd:pi] answered</div><pre class="out">alpha</pre></div>'
+            '<div class="theirs"><div class="cap">ref 1 [local] answered</div><pre class="out">     1→alpha</pre></div>') in page
+    assert '<div class="sthead">step <code>files</code> <span class="st st-fail">fail</span></div>' in page
+
+
+def test_matrix_runs_the_paths_on_each_impl_in_one_command(tmp_path: Path) -> None:
+    import shlex
+    import sys
+
+    from harness.cli import main
+    from harness.report.matrix import load_run
+    from tests.support.repo import FIXTURES
+
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "w.yaml").write_text("id: m/w\nsteps:\n  - {tool: write, args: {path: a.txt, content: x},"
+                                   " expect: {text: 'Successfully wrote 1 bytes to a.txt'}}\n", encoding="utf-8")
+    fake = "cmd:" + shlex.join([sys.executable, str(FIXTURES / "fake_server.py")])
+    out = io.StringIO()
+    code = main(["matrix", "--impl", "reference", "--impl", fake, str(corpus), "--markdown", str(tmp_path / "m.md"),
+                 "--json-dir", str(tmp_path / "runs")], out)
+    assert code == 0, out.getvalue()
+    assert out.getvalue().endswith("toolproof: matrix of 1 scenarios × 2 runs, 1 differ\n")
+    md = (tmp_path / "m.md").read_text(encoding="utf-8")
+    assert "| ✅ pass | 1 | 0 |\n| ❌ fail | 0 | 1 |\n" in md
+    assert "| `m/w` ≠ |  | ✅ pass | ❌ fail (step-1) |\n" in md
+    saved = sorted((tmp_path / "runs").iterdir())
+    assert [p.name for p in saved][1] == "reference.json"
+    assert load_run(str(saved[1])).scenarios[0].status == PASS and load_run(str(saved[0])).scenarios[0].status == FAIL
