@@ -72,9 +72,15 @@ def find_config_file(start: Path | None = None) -> Path | None:
 
 
 def _relative_to(base: Path, value: str) -> str:
+    """``value`` (relative to the config file's directory ``base``) as a path that works from the
+    current directory: kept as written when that is ``base``, else relative or absolute."""
     if is_shipped_name(value) or value.startswith("cmd:") or Path(value).is_absolute():
         return value
-    return str(base / value)
+    target = base / value
+    try:
+        return os.path.relpath(target) if target.resolve().is_relative_to(Path.cwd().resolve()) else str(target)
+    except ValueError:  # another drive on Windows
+        return str(target)
 
 
 def _string(file: str, key: str, value: object) -> str:

@@ -1,8 +1,11 @@
-"""The user-facing CI templates parse as YAML, have the jobs the README promises, and every
-toolproof command, script and image they name exists in this repository."""
+"""The CI templates for users (ci/github-actions.yml, ci/gitlab-ci.yml) are what ``toolproof
+init`` writes: they gate the user's implementation as configured in ``[tool.toolproof]``, never
+toolproof's own tests (those run through .ci/run). Every toolproof command in them parses, every
+``toolproof:`` name resolves, actionlint and GitLab's schema accept them."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
 from typing import Any
@@ -11,7 +14,9 @@ import pytest
 import yaml
 
 from harness.cli import build_parser
-from harness.images import RECIPES
+from harness.scaffold import GITHUB_WORKFLOW, GITLAB_FILE, plan
+from harness.shipped import is_shipped_name, resolve
+from tests.support.linters import actionlint, gitlab_schema_problems
 from tests.support.repo import REPO
 
 CI = REPO / "ci"
@@ -32,66 +37,105 @@ def github_commands() -> list[str]:
 def gitlab_commands() -> list[str]:
     data = load("gitlab-ci.yml")
     return [line for job in data.values() if isinstance(job, dict)
-            for key in ("script", "after_script") for line in job.get(key, [])]
+            for key in ("before_script", "script", "after_script") for line in job.get(key, [])]
 
 
 def check_command(line: str) -> None:
-    """Assert that one shell line refers only to things that exist here."""
-    for part in line.split("&&"):
+    """Assert that one shell line's toolproof commands parse and name what exists."""
+    inner = re.findall(r"\$\(([^)]*)\)", line)  # command substitutions are commands too
+    for part in [*line.replace("&&", ";").split(";"), *inner]:
         argv = shlex.split(part)
         if not argv:
             continue
-        if argv[0] == "bash":
-            assert (REPO / argv[1]).is_file(), f"{line}: no such script {argv[1]}"
-        elif Path(argv[0]).name == "toolproof":
-            build_parser().parse_args(argv[1:])  # SystemExit on an unknown command or option
-            if argv[1] == "run":
-                assert (REPO / argv[2]).is_dir(), f"{line}: no such corpus directory {argv[2]}"
-        elif argv[1:3] == ["-m", "harness.images.build"]:
-            assert argv[3] in RECIPES, f"{line}: unknown image {argv[3]}"
+        if Path(argv[0]).name == "toolproof":
+            args = build_parser().parse_args(argv[1:])  # SystemExit on an unknown command or option
+            for path in getattr(args, "paths", []) or []:
+                if is_shipped_name(path):
+                    resolve(path)
+        elif argv[:3] == ["python", "-m", "harness.shipped"]:
+            assert argv[3] in ("where", "pi-backend"), line
 
 
-def test_github_template_has_a_linux_docker_job_and_a_windows_pwsh_job() -> None:
+def test_the_templates_are_what_toolproof_init_writes(tmp_path: Path) -> None:
+    scaffold = plan(tmp_path)
+    assert (CI / "github-actions.yml").read_text(encoding="utf-8") == scaffold.files[GITHUB_WORKFLOW]
+    assert (CI / "gitlab-ci.yml").read_text(encoding="utf-8") == scaffold.files[GITLAB_FILE]
+
+
+def test_github_template_gates_the_users_implementation_on_linux_docker_windows_and_pi() -> None:
     data = load("github-actions.yml")
-    assert data[True] == {"push": None, "pull_request": None}  # YAML 1.1 reads the key `on` as true
+    assert set(data[True]) == {"push", "pull_request", "workflow_dispatch"}  # YAML 1.1 reads `on` as true
     jobs = data["jobs"]
-    assert jobs["linux-docker"]["runs-on"] == "ubuntu-latest"
-    assert jobs["windows-pwsh"]["runs-on"] == "windows-latest"
-    assert jobs["windows-pwsh"]["defaults"]["run"]["shell"] == "pwsh"
-    linux = "\n".join(step.get("run", "") for step in jobs["linux-docker"]["steps"])
-    windows = "\n".join(step.get("run", "") for step in jobs["windows-pwsh"]["steps"])
-    assert "bash ci/docker-setup.sh" in linux and "bash ci/docker-teardown.sh" in linux
-    assert "--backend docker" in linux
-    assert "--backend local" in windows
+    assert list(jobs) == ["gate", "report", "linux-docker", "windows-pwsh", "pi-releases"]
+    assert jobs["gate"]["strategy"]["matrix"]["shard"] == [1, 2]
+    gate = "\n".join(step.get("run", "") for step in jobs["gate"]["steps"])
+    assert 'toolproof run --shard "${{ matrix.shard }}/2"' in gate and '--markdown "$GITHUB_STEP_SUMMARY"' in gate
+    assert "toolproof merge toolproof-gate-*.json --junit toolproof-gate.xml" in jobs["report"]["steps"][3]["run"]
+    assert any(step.get("uses") == "actions/upload-artifact@v4" for step in jobs["report"]["steps"])
+    docker = "\n".join(step.get("run", "") for step in jobs["linux-docker"]["steps"])
+    assert "toolproof images build linux-bash" in docker and "toolproof run --backend docker" in docker
+    windows = jobs["windows-pwsh"]
+    assert windows["runs-on"] == "windows-latest" and windows["defaults"]["run"]["shell"] == "pwsh"
+    pwsh = "\n".join(step.get("run", "") for step in windows["steps"])
+    assert "toolproof run toolproof:windows --tag pwsh --fail-on-skip" in pwsh  # they must run, not skip
+    pi = jobs["pi-releases"]
+    assert pi["continue-on-error"] is True and pi["strategy"]["matrix"]["pi"] == ["0.79.1", "1.6.0"]
 
 
-def test_gitlab_template_drives_a_remote_dind_engine_through_docker_host() -> None:
+def test_no_template_runs_toolproofs_own_tests_or_scripts() -> None:
+    for name in ("github-actions.yml", "gitlab-ci.yml"):
+        text = (CI / name).read_text(encoding="utf-8")
+        for project_only in ("pip install -e", "ci/docker-setup.sh", "pytest", ".[test]"):
+            assert project_only not in text, (name, project_only)
+
+
+def test_gitlab_template_shards_and_drives_a_remote_dind_engine() -> None:
     data = load("gitlab-ci.yml")
+    assert data["gate"]["parallel"] == 2
+    assert any('--shard "$CI_NODE_INDEX/$CI_NODE_TOTAL"' in line for line in data["gate"]["script"])
     linux = data["linux-docker"]
     assert linux["variables"]["DOCKER_HOST"] == "tcp://docker:2375"
     assert linux["services"][0]["name"] == "docker:dind"
-    assert "bash ci/docker-teardown.sh" in linux["after_script"]
-    assert any("--backend docker" in line for line in linux["script"])
-    assert any("--backend local" in line for line in data["windows-pwsh"]["script"])
+    assert data["windows-pwsh"]["artifacts"]["reports"]["junit"] == "toolproof-windows.xml"
+    assert data["pi-releases"]["allow_failure"] is True
 
 
 @pytest.mark.parametrize("line", github_commands() + gitlab_commands())
-def test_template_commands_reference_existing_scripts_commands_and_images(line: str) -> None:
+def test_template_commands_parse_and_name_what_exists(line: str) -> None:
     check_command(line)
-
-
-def test_ci_scripts_exist_and_are_bash() -> None:
-    for name in ("docker-setup.sh", "docker-teardown.sh"):
-        text = (CI / name).read_text(encoding="utf-8")
-        assert text.startswith("#!/usr/bin/env bash\n"), name
 
 
 @pytest.mark.parametrize("line", [
     "toolproof frobnicate scenarios",
-    ".venv/bin/toolproof run scenarios --backend docker --no-such-option",
-    "bash ci/no-such-script.sh",
-    "python -m harness.images.build no-such-image",
+    "toolproof run --backend docker --no-such-option",
+    "toolproof run toolproof:no-such-group",
 ])
 def test_command_check_rejects_what_does_not_exist(line: str) -> None:
-    with pytest.raises((AssertionError, SystemExit)):
+    from harness.errors import UsageError
+
+    with pytest.raises((AssertionError, SystemExit, UsageError)):
         check_command(line)
+
+
+@pytest.mark.slow
+def test_actionlint_accepts_the_github_template() -> None:
+    assert actionlint(CI / "github-actions.yml") == []
+
+
+def test_actionlint_is_a_real_check(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yml"
+    bad.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ matrix.nope }}\n")
+    assert [p["kind"] for p in actionlint(bad)] == ["expression"]
+
+
+def test_gitlab_schema_accepts_the_gitlab_template_and_rejects_a_broken_one(tmp_path: Path) -> None:
+    assert gitlab_schema_problems(CI / "gitlab-ci.yml") == ""
+    bad = tmp_path / "bad.yml"
+    bad.write_text("job:\n  script: 3\n  parallel: many\n")
+    assert gitlab_schema_problems(bad) != ""
+
+
+def test_ci_scripts_of_the_projects_own_ci_exist_and_are_bash() -> None:
+    for name in ("docker-setup.sh", "docker-teardown.sh"):
+        text = (CI / name).read_text(encoding="utf-8")
+        assert text.startswith("#!/usr/bin/env bash\n"), name
