@@ -16,8 +16,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from harness.model.observation import TASK_ID_KEYS, TASK_ID_TEXT_RE
 from harness.model.results import ERROR, SKIP, RunResult
+from harness.run.normalise import TASK_ID_KEYS, TASK_ID_TEXT_RE
 
 IGNORED_KEYS = ("duration_s",)
 VOLATILE_KEYS = {
