@@ -38,6 +38,6 @@ def register_cli(subparsers: Subparsers) -> None:
     p.set_defaults(func=cmd_serve)
 
     p = subparsers.add_parser("selfcheck", help="run the backend self-check suite")
-    p.add_argument("--backend", default=DEFAULT_BACKEND)
+    p.add_argument("--backend", default=DEFAULT_BACKEND, help=f"the backend to check (default: {DEFAULT_BACKEND})")
     p.add_argument("--check", action="append", default=[], metavar="NAME", help="run only this check (repeatable)")
     p.set_defaults(func=cmd_selfcheck)

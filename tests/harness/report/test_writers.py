@@ -79,3 +79,36 @@ def test_details_match_is_a_subset_with_exact_lists_and_strict_booleans() -> Non
     assert check_details({"a": {"b": 1}, "l": [1, 2]}, actual) == []
     assert [m.message for m in check_details({"l": [1], "flag": True}, actual)] == [
         "details.l: expected [1], got [1, 2]", "details.flag: expected True, got 1"]
+
+
+# The attributes the common JUnit consumers accept (Jenkins xUnit's junit-10.xsd, the strictest;
+# GitLab and GitHub reporters read a subset): anything else, e.g. `file` on <testcase>, fails it.
+JUNIT_SUITE_ATTRIBUTES = {"name", "tests", "failures", "errors", "time", "disabled", "skipped", "timestamp",
+                          "hostname", "id", "package"}
+JUNIT_CASE_ATTRIBUTES = {"name", "assertions", "time", "classname", "status"}
+JUNIT_CASE_CHILDREN = {"skipped", "error", "failure", "system-out", "system-err"}
+
+
+def test_junit_uses_only_schema_attributes_and_names_the_suite_by_implementation_and_backend() -> None:
+    from dataclasses import replace
+
+    run = sample()
+    run = replace(run, info=replace(run.info, shard="1/2", started="2026-12-01T11:19:35+00:00"))
+    root = ET.fromstring(to_junit(run))
+    assert root.tag == "testsuites"
+    (suite,) = list(root)
+    assert suite.get("name") == root.get("name") == "toolproof impl 1 [local] shard 1/2"
+    assert suite.get("timestamp") == "2026-12-01T11:19:35"
+    assert set(suite.attrib) <= JUNIT_SUITE_ATTRIBUTES
+    for case in suite.iter("testcase"):
+        assert set(case.attrib) <= JUNIT_CASE_ATTRIBUTES, case.attrib
+        assert {child.tag for child in case} <= JUNIT_CASE_CHILDREN
+
+
+def test_junit_suite_names_differ_per_backend_and_implementation() -> None:
+    from harness.model.results import RunInfo
+    from harness.report.writers import junit_suite_name
+
+    assert junit_suite_name(RunInfo(backend="docker", implementation="mine", version="2")) == "toolproof mine 2 [docker]"
+    assert junit_suite_name(RunInfo(backend="local", implementation="mine")) == "toolproof mine [local]"
+    assert junit_suite_name(RunInfo()) == "toolproof"
