@@ -369,6 +369,8 @@ def corpus_section(bench: Bench, docker_ok: bool, docker_note: str) -> None:
     """Wall time of ``toolproof run`` over the corpus with one and two workers."""
     s = bench.settings
     section = "corpus"
+    if s.smoke and docker_ok:
+        docker_ok, docker_note = False, "skipped in a smoke run"
     backends = [("local", "local")] + ([("docker", "docker")] if docker_ok else [])
     for name, spec in backends:
         walls: dict[int, float] = {}
