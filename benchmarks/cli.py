@@ -14,6 +14,7 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from benchmarks.servers import (
     pi_spec,
     reference_spec,
 )
-from benchmarks.suite import Row, Settings, machine_description, rows_json, run_all
+from benchmarks.suite import Row, Settings, default_workdir, machine_description, rows_json, run_all
 
 DEFAULT_PI_VERSION = "0.79.1"
 SECTIONS = ("per-call", "edit-size", "growth", "rg", "corpus", "docker")
@@ -66,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sections", default=",".join(SECTIONS),
                         help=f"comma-separated subset of {','.join(SECTIONS)} (default: all)")
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    parser.add_argument("--workdir", metavar="DIR", default=None,
+                        help="where to create the workspaces (default: /dev/shm when writable, else the temp dir)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = parser.parse_args(argv)
     sections = [s for s in args.sections.split(",") if s]
@@ -103,7 +106,9 @@ def main(argv: list[str] | None = None) -> int:
             machine[other_label] = " ".join(other.spec.argv[:2]) + " (" + _version([other.spec.argv[0], "--version"]) + ")"
         machine["rg"] = f"{rg_binary} ({_version([rg_binary, '--version'])})"
         machine["fd"] = f"{fd_binary} ({_version([fd_binary, '--version'])})" if fd_binary else f"{fd_note} (glob has no pi figure)"
-        rows = run_all(settings, reference, other, other_missing, rg_binary, fd_note, progress, sections)
+        workdir = args.workdir or default_workdir()
+        machine["workspaces"] = f"under {workdir or tempfile.gettempdir()}"
+        rows = run_all(settings, reference, other, other_missing, rg_binary, fd_note, progress, sections, workdir)
     except BenchError as exc:
         print(f"benchmarks: {exc}", file=sys.stderr)
         return 2
