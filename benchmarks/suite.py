@@ -271,6 +271,28 @@ def edit_size_section(bench: Bench) -> None:
         row.data["exponent_target"] = 1.0
         row.data["exponent_met"] = ref_k <= 1.0
         bench.rows.append(row)
+    bench.rows.append(calibration_row(section, s.size(EDIT_SIZES[0]), s.size(EDIT_SIZES[-1])))
+
+
+CALIBRATION_REPEATS = 7
+
+
+def calibration_row(section: str, small: int, large: int) -> Row:
+    """How one plain linear pass (``str.replace`` over the same edit text, in this process) grows
+    between the two sizes on this machine: the floor that cache and allocator effects set."""
+    times = []
+    for nbytes in (small, large):
+        text = fixtures.exact_edit_text(nbytes)
+        best = math.inf
+        for _ in range(CALIBRATION_REPEATS):
+            t0 = time.perf_counter()
+            text.replace("a", "b")
+            best = min(best, time.perf_counter() - t0)
+        times.append(best)
+    k = growth_exponent(small, times[0], large, times[1])
+    return Row("edit.calibration.growth", section,
+               f"calibration: one `str.replace` pass over the same text, growth exponent {size_label(small)} → "
+               f"{size_label(large)}", f"{k:.2f}", "", data={"reference": k})
 
 
 def _mix_cases(bench: Bench) -> list[Case]:

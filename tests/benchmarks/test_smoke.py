@@ -19,7 +19,7 @@ from tests.support.repo import REPO
 PER_CALL = ["read.small", "read.large", "write.small", "edit.exact.small", "edit.fuzzy.small",
             "grep.content", "grep.files", "glob", "bash.true"]
 EDIT_SIZES = [f"edit.{kind}.{size}" for kind in ("exact", "fuzzy") for size in ("100KB", "1MB", "10MB")]
-GROWTH = ["edit.exact.growth", "edit.fuzzy.growth", "growth.x1", "growth.x10", "growth.x100"]
+GROWTH = ["edit.exact.growth", "edit.fuzzy.growth", "edit.calibration.growth", "growth.x1", "growth.x10", "growth.x100"]
 OTHER = ["rg.content", "rg.files_with_matches", "corpus.local.j1", "corpus.local.j2",
          "corpus.docker.j1", "corpus.docker.j2", "docker"]
 TARGETS = {"read.small": 0.5, "read.large": 0.5, "write.small": 0.5, "bash.true": 0.5,
@@ -72,7 +72,7 @@ def test_timings_are_sane_and_ratios_consistent(smoke: tuple[str, list[dict[str,
         else:
             assert by_id[rid]["ratio"] is None
         assert by_id[rid]["target"] == TARGETS.get(rid)
-    for rid in ("edit.exact.growth", "edit.fuzzy.growth"):
+    for rid in ("edit.exact.growth", "edit.fuzzy.growth", "edit.calibration.growth"):
         k = by_id[rid]["data"]["reference"]
         assert math.isfinite(k) and -1 < k < 3
     for rid in ("growth.x1", "growth.x10", "growth.x100"):
