@@ -201,7 +201,10 @@ def _myers(
                 best[idx] = None
                 continue
             new_pos = old_pos - diag
-            common = _snake(old, new, old_pos, new_pos)
+            # most diagonals have no snake at all: test its first token inline, call only for more
+            common = 0
+            if new_pos + 1 < new_len and old_pos + 1 < old_len and old[old_pos + 1] == new[new_pos + 1]:
+                common = _snake(old, new, old_pos, new_pos)
             if common:
                 new_pos += common
                 old_pos += common
