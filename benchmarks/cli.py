@@ -103,9 +103,9 @@ def main(argv: list[str] | None = None) -> int:
         machine = machine_description()
         machine["reference"] = "python -m tools_impl.server --upstream"
         if other is not None:
-            machine[other_label] = " ".join(other.spec.argv[:2]) + " (" + _version([other.spec.argv[0], "--version"]) + ")"
-        machine["rg"] = f"{rg_binary} ({_version([rg_binary, '--version'])})"
-        machine["fd"] = f"{fd_binary} ({_version([fd_binary, '--version'])})" if fd_binary else f"{fd_note} (glob has no pi figure)"
+            machine[other_label] = f"adapters/pi/driver.mjs on node {_version([other.spec.argv[0], '--version'])}"
+        machine["rg"] = _version([rg_binary, "--version"])
+        machine["fd"] = _version([fd_binary, "--version"]) if fd_binary else f"{fd_note} (glob has no pi figure)"
         workdir = args.workdir or default_workdir()
         machine["workspaces"] = f"under {workdir or tempfile.gettempdir()}"
         rows = run_all(settings, reference, other, other_missing, rg_binary, fd_note, progress, sections, workdir)
