@@ -7,6 +7,7 @@ sides, the server's dispatch and the tool itself.
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import json
 import os
@@ -76,6 +77,7 @@ def pi_spec(version: str, rg_binary: str | None, fd_binary: str | None) -> Serve
     so a private directory holding links to the same binaries the reference uses goes first."""
     argv = (*pi_driver_argv(version), "--tools", "read,write,edit,bash,grep,find")
     bin_dir = Path(tempfile.mkdtemp(prefix="toolproof-bench-bin-"))
+    atexit.register(shutil.rmtree, bin_dir, True)
     for name, target in (("rg", rg_binary), ("fd", fd_binary)):
         if target:
             (bin_dir / name).symlink_to(target)
