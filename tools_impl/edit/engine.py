@@ -146,12 +146,16 @@ def normalize_to_lf(text: str) -> str:
 def count_occurrences(haystack: str, needle: str) -> tuple[int, list[int]]:
     """JavaScript ``haystack.split(needle).length - 1`` and the 1-based start lines of the first
     three occurrences (non-overlapping, left to right; JavaScript strings)."""
-    pieces = fuzzy.js_split(haystack, needle)
-    count = len(pieces) - 1
+    if needle == "":
+        # "".split("") is [] (count -1); otherwise one piece per code unit, the k-th "match"
+        # ending piece k + 1 (offsets as the piece-length sum of the general case)
+        count = len(haystack) - 1
+        return count, [haystack.count("\n", 0, k + 1) + 1 for k in range(min(count, MATCH_LINES_SHOWN))]
+    count = haystack.count(needle)  # non-overlapping, left to right, as split counts them
     lines: list[int] = []
-    offset = 0
-    for k in range(min(count, MATCH_LINES_SHOWN)):
-        offset += len(pieces[k]) + (len(needle) if k else 0)
+    offset = -len(needle)
+    for _ in range(min(count, MATCH_LINES_SHOWN)):
+        offset = haystack.find(needle, offset + len(needle))
         lines.append(haystack.count("\n", 0, offset) + 1)
     return count, lines
 
@@ -216,13 +220,26 @@ def _apply_reference(content: str, olds: list[str], news: list[str], path: str, 
     return _splice(content, spans, path)
 
 
-def _find_upstream(content: str, old: str) -> tuple[int, int, bool]:
+class _Normalised:
+    """``fuzzy.norm_whole`` of one text, computed at most once."""
+
+    def __init__(self, text: str, normalised: str | None = None) -> None:
+        self.text = text
+        self._normalised = normalised
+
+    @property
+    def normalised(self) -> str:
+        if self._normalised is None:
+            self._normalised = fuzzy.norm_whole(self.text)
+        return self._normalised
+
+
+def _find_upstream(content: _Normalised, old: str, normalised_old: str) -> tuple[int, int, bool]:
     """pi's ``fuzzyFindText``: (index, length, used_fuzzy); index -1 when not found."""
-    idx = content.find(old)
+    idx = content.text.find(old)
     if idx >= 0:
         return idx, len(old), False
-    normalised_old = fuzzy.norm_whole(old)
-    hit = fuzzy.norm_whole(content).find(normalised_old)
+    hit = content.normalised.find(normalised_old)
     if hit < 0:
         return -1, 0, False
     return hit, len(normalised_old), True
@@ -230,19 +247,25 @@ def _find_upstream(content: str, old: str) -> tuple[int, int, bool]:
 
 def _apply_upstream(content: str, olds: list[str], news: list[str], path: str) -> tuple[str, str]:
     n = len(olds)
-    initial = [_find_upstream(content, old) for old in olds]
-    base = fuzzy.norm_whole(content) if any(used for _, _, used in initial) else content
-    norm_base = fuzzy.norm_whole(base)
+    normalised_olds = [fuzzy.norm_whole(old) for old in olds]
+    original = _Normalised(content)
+    initial = [_find_upstream(original, old, nold) for old, nold in zip(olds, normalised_olds, strict=True)]
+    if any(used for _, _, used in initial):
+        # norm_whole is idempotent (the property tests check it), so the normalised base is its
+        # own normal form
+        base = _Normalised(original.normalised, original.normalised)
+    else:
+        base = original
     spans: list[_Span] = []
     for i, old in enumerate(olds):
-        idx, length, _ = _find_upstream(base, old)
+        idx, length, _ = _find_upstream(base, old, normalised_olds[i])
         if idx < 0:
             raise _not_found(path, i, n, False)
-        count, _lines = count_occurrences(norm_base, fuzzy.norm_whole(old))
+        count, _lines = count_occurrences(base.normalised, normalised_olds[i])
         if count > 1:
             raise _duplicate(path, i, n, count, "")
         spans.append(_Span(idx, length, i, news[i]))
-    return base, _splice(base, spans, path)
+    return base.text, _splice(base.text, spans, path)
 
 
 def apply_edits(content: str, edits: Sequence[Edit], path: str, profile: Profile) -> EditOutcome:

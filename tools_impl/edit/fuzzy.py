@@ -13,20 +13,24 @@ positions and can stop between the halves of a pair, exactly as the JavaScript e
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from tools_impl.js.text import js_trim_end
+from tools_impl.js.text import JS_WHITESPACE, js_trim_end
 
-SINGLE_QUOTES_RE = re.compile("[\u2018\u2019\u201a\u201b]")
-DOUBLE_QUOTES_RE = re.compile("[\u201c\u201d\u201e\u201f]")
-DASHES_RE = re.compile("[\u2010\u2011\u2012\u2013\u2014\u2015\u2212]")
-SPECIAL_SPACES_RE = re.compile("[\u00a0\u2002-\u200a\u202f\u205f\u3000]")
+# The four look-alike classes as one character map, applied in one pass (spec edit.7).
+LOOKALIKES: dict[str, str] = {
+    **dict.fromkeys("\u2018\u2019\u201a\u201b", "'"),
+    **dict.fromkeys("\u201c\u201d\u201e\u201f", '"'),
+    **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+    **dict.fromkeys("\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000", " "),
+}
+_LOOKALIKE_RE = re.compile("[" + "".join(LOOKALIKES) + "]")
 
 _ASTRAL_RE = re.compile("[\U00010000-\U0010ffff]")
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 # -- JavaScript string representation ---------------------------------------------------------
@@ -37,16 +41,42 @@ def _split_astral(m: re.Match[str]) -> str:
     return chr(0xD800 + (cp >> 10)) + chr(0xDC00 + (cp & 0x3FF))
 
 
+# PEP 393 (CPython): a str holding any code point above U+FFFF stores 4 bytes per character, so
+# a long string whose size is under 3 bytes per character holds no astral character (and no
+# surrogate pair). Checked in O(1) instead of scanning megabytes with a regex.
+_SIZE_CHECK = sys.implementation.name == "cpython"
+_SIZE_CHECK_MIN_LEN = 64
+_SIZE_CHECK_SLACK = 100
+
+
+def _narrow(s: str) -> bool:
+    """True when ``s`` certainly holds no code point above U+FFFF (False: it may)."""
+    if s.isascii():
+        return True
+    return _SIZE_CHECK and len(s) >= _SIZE_CHECK_MIN_LEN and sys.getsizeof(s) < 3 * len(s) + _SIZE_CHECK_SLACK
+
+
+def has_surrogate(s: str) -> bool:
+    """Whether ``s`` holds a surrogate code point (UTF-8 encoding, a C-level pass, refuses one)."""
+    if s.isascii():
+        return False
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def js_string(s: str) -> str:
     """``s`` with every astral character written as its UTF-16 surrogate pair."""
-    if s.isascii():
+    if _narrow(s):
         return s
     return _ASTRAL_RE.sub(_split_astral, s)
 
 
 def py_string(s: str) -> str:
     """Inverse of ``js_string``: valid surrogate pairs become one character; lone ones stay."""
-    if s.isascii() or not _SURROGATE_RE.search(s):
+    if not has_surrogate(s):
         return s
     return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
@@ -69,21 +99,26 @@ def js_split(s: str, sep: str) -> list[str]:
 
 
 def _replace_lookalikes(s: str) -> str:
-    # Each step maps one character to one character, so columns do not move (spec §4.7).
-    s = SINGLE_QUOTES_RE.sub("'", s)
-    s = DOUBLE_QUOTES_RE.sub('"', s)
-    s = DASHES_RE.sub("-", s)
-    return SPECIAL_SPACES_RE.sub(" ", s)
+    # Each replacement maps one character to one character, so columns do not move (spec edit.7).
+    if s.isascii():
+        return s
+    return _LOOKALIKE_RE.sub(lambda m: LOOKALIKES[m.group(0)], s)
 
 
 def normalize_line_for_fuzzy_match(line: str) -> str:
     """``normalizeLineForFuzzyMatch``: NFKC, JavaScript ``trimEnd``, quotes, dashes, spaces."""
+    if line.isascii():  # NFKC and the look-alikes leave ASCII alone
+        return line.rstrip(JS_WHITESPACE)
     return _replace_lookalikes(js_trim_end(nfkc(line)))
 
 
 def norm_lines(text: str) -> list[str]:
     """The normalised lines of ``text`` (one per ``'\\n'``-separated segment)."""
-    return [normalize_line_for_fuzzy_match(line) for line in text.split("\n")]
+    lines = text.split("\n")
+    if text.isascii():
+        return [line.rstrip(JS_WHITESPACE) for line in lines]
+    return [line.rstrip(JS_WHITESPACE) if line.isascii() else normalize_line_for_fuzzy_match(line)
+            for line in lines]
 
 
 def norm(text: str) -> str:
@@ -93,9 +128,14 @@ def norm(text: str) -> str:
 
 def norm_whole(text: str) -> str:
     """Upstream ``normalizeForFuzzyMatch`` (§4.10): NFKC on the full string, then per line
-    ``trimEnd``, then the look-alike replacements."""
-    lines = nfkc(text).split("\n")
-    return _replace_lookalikes("\n".join(js_trim_end(line) for line in lines))
+    ``trimEnd``, then the look-alike replacements.
+
+    Computed line by line as ``norm``: NFKC never maps across or onto a ``'\\n'`` (a starter that
+    composes with nothing), so normalising each line alone gives the same string; the look-alike
+    map and ``trimEnd`` are per character and per line anyway. The property tests compare this
+    with the whole-string definition.
+    """
+    return norm(text)
 
 
 # -- span mapping -----------------------------------------------------------------------------

@@ -198,7 +198,17 @@ def sort_files(files: Sequence[str], mtime: Callable[[str], float], by_name_only
     if by_name_only:
         return sorted(files, key=name_key)
     times = {f: mtime(f) for f in files}
-    return sorted(files, key=lambda f: (-times[f], name_key(f)))
+    # The order of sorting by (-mtime, name_key), with name_key computed only where mtimes tie.
+    by_time = sorted(files, key=lambda f: -times[f])
+    out: list[str] = []
+    i = 0
+    while i < len(by_time):
+        j = i + 1
+        while j < len(by_time) and times[by_time[j]] == times[by_time[i]]:
+            j += 1
+        out.extend(by_time[i:j] if j - i == 1 else sorted(by_time[i:j], key=name_key))
+        i = j
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

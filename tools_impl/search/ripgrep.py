@@ -291,7 +291,15 @@ def run_rg(
         if not timed_out and time.monotonic() >= deadline:
             timed_out = True
             killer.fire()
-        time.sleep(POLL_INTERVAL_S)
+        # Wake as soon as rg closes its output (it exits right after), not a whole poll interval
+        # later: the interval only bounds how late an abort or the timeout is noticed.
+        if readers[0].is_alive():
+            readers[0].join(POLL_INTERVAL_S)
+        else:
+            try:
+                proc.wait(POLL_INTERVAL_S)
+            except subprocess.TimeoutExpired:
+                pass
     for t in readers:
         t.join()
     assert proc.stdout is not None and proc.stderr is not None

@@ -50,11 +50,20 @@ from tools_impl.core.profile import (
 from tools_impl.core.tool import MODE_SEQUENTIAL, ExecutionMode
 from tools_impl.protocol import messages as m
 from tools_impl.server.tools import NON_TOOL_OPS, TOOLS, tool_names
+from tools_impl.server.workers import WorkerPool
 from tools_impl.server.workspace_delivery import clear_directory, describe_path, extract_archive
 
 JsonObj = dict[str, Any]
 LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 TRACEBACK_LIMIT = 12
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")  # one C-level pass; refuses exactly the surrogates
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 class _Result(Protocol):
@@ -143,7 +152,7 @@ class Server:
         self._workspace = WorkspaceState(root=os.getcwd(), env=make_env(None), profile=profile)
         self._inflight: dict[Any, ToolContext] = {}
         self._inflight_lock = threading.Lock()
-        self._threads: list[threading.Thread] = []
+        self._workers = WorkerPool()
         self._sequencer = CallSequencer()
         self._handlers: dict[str, _Registration] = {}
         self.running = True
@@ -183,8 +192,9 @@ class Server:
     def send(self, response: m.ResponseMessage) -> None:
         # A lone surrogate (e.g. echoed from a request's "\\ud83d") cannot be written as UTF-8;
         # escape it the way JSON.stringify does.
-        text = json.dumps(response.to_json(), ensure_ascii=False)
-        line = LONE_SURROGATE_RE.sub(lambda mt: f"\\u{ord(mt.group(0)):04x}", text)
+        line = json.dumps(response.to_json(), ensure_ascii=False)
+        if not line.isascii() and _has_surrogate(line):
+            line = LONE_SURROGATE_RE.sub(lambda mt: f"\\u{ord(mt.group(0)):04x}", line)
         with self._write_lock:
             self._out.write(line + "\n")
             self._out.flush()
@@ -220,9 +230,7 @@ class Server:
             self.ok(rid, result)
 
     def _spawn(self, target: Callable[[], None]) -> None:
-        t = threading.Thread(target=target, daemon=True)
-        self._threads.append(t)
-        t.start()
+        self._workers.submit(target)
 
     # -- input ----------------------------------------------------------------------------
     def handle_line(self, line: str) -> None:
@@ -346,8 +354,8 @@ class Server:
         tasks.stop_all(self._workspace)
 
     def wait_idle(self, timeout: float = 5.0) -> None:
-        for t in list(self._threads):
-            t.join(timeout)
+        """Wait (up to ``timeout`` seconds in all) for every call and worker op to finish."""
+        self._workers.wait_idle(timeout)
 
 
 Extension = Callable[[Server], None]

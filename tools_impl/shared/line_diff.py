@@ -15,7 +15,6 @@ Owns three pure functions and their bounded variants:
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,13 +35,14 @@ OmissionReason = Literal["too_large", "timeout"]
 OMITTED_TOO_LARGE: OmissionReason = "too_large"
 OMITTED_TIMEOUT: OmissionReason = "timeout"
 
-# jsdiff's tokenizer splits on this pattern with a capture group and glues each separator back
-# onto the line before it.
-_LINE_SPLIT_RE = re.compile(r"(\n|\r\n)")
-
 _COMMON = 0
 _ADDED = 1
 _REMOVED = 2
+# A snake (run of equal tokens) is first walked token by token for this many steps, then by
+# slice comparisons of doubling length: long common runs cost a few C-level list compares.
+_SNAKE_PROBE = 4
+_SNAKE_FIRST_STEP = 16
+_SNAKE_SCAN = 8
 
 
 @dataclass(frozen=True)
@@ -75,18 +75,39 @@ class DiffOmitted:
 
 
 def tokenize_lines(text: str) -> list[str]:
-    """jsdiff's line tokens: each line with its terminator; no empty final token."""
-    parts = _LINE_SPLIT_RE.split(text)
-    if not parts[-1]:
-        parts.pop()
-    lines: list[str] = []
-    for i, part in enumerate(parts):
-        if i % 2:
-            lines[-1] += part
-        else:
-            lines.append(part)
-    # jsdiff's removeEmpty: drop falsy tokens.
-    return [line for line in lines if line]
+    """jsdiff's line tokens: each line with its terminator; no empty final token.
+
+    jsdiff splits on ``/(\n|\r\n)/`` and glues each separator back onto the line before it; a
+    ``\r`` before ``\n`` therefore always ends up in its line, so this is a split after every
+    ``\n`` (its ``removeEmpty`` can only drop an empty final piece).
+    """
+    lines = text.split("\n")
+    last = lines.pop()
+    tokens = [line + "\n" for line in lines]
+    if last:
+        tokens.append(last)
+    return tokens
+
+
+def _token_keys(text: str) -> tuple[list[str], bool]:
+    """``(keys, open_end)``: one key per jsdiff token, equal exactly when the tokens are equal,
+    built with one C-level split. A token ending in ``\n`` is keyed by its text without it; the
+    final token of a text that does not end in ``\n`` (``open_end``) is keyed by its text plus
+    ``\n``, which no other key can contain."""
+    keys = text.split("\n")
+    last = keys.pop()
+    if last:
+        keys.append(last + "\n")
+        return keys, True
+    return keys, False
+
+
+def _token_text(keys: list[str], open_end: bool, start: int, stop: int) -> str:
+    """The concatenated tokens ``start:stop`` (what ``"".join(tokenize_lines(t)[start:stop])`` is)."""
+    if start >= stop:
+        return ""
+    body = "\n".join(keys[start:stop])
+    return body[:-1] if open_end and stop == len(keys) else body + "\n"
 
 
 # A component is a reversed linked list node: (count, kind, previous component).
@@ -102,10 +123,41 @@ def _push(last: _Component | None, kind: int) -> _Component:
 Clock = Callable[[], float]  # seconds, monotonic
 
 
+def _snake(old: list[str], new: list[str], old_pos: int, new_pos: int) -> int:
+    """How many tokens match from ``old[old_pos + 1]`` / ``new[new_pos + 1]`` on: the length of
+    jsdiff's ``extractCommon`` walk, found with C-level slice comparisons for long runs."""
+    a, b = old_pos + 1, new_pos + 1
+    limit = min(len(old) - a, len(new) - b)
+    k = 0
+    while k < limit and k < _SNAKE_PROBE:
+        if old[a + k] != new[b + k]:
+            return k
+        k += 1
+    step = _SNAKE_FIRST_STEP
+    while k < limit:
+        m = min(step, limit - k)
+        if old[a + k : a + k + m] == new[b + k : b + k + m]:
+            k += m
+            step *= 2
+            continue
+        lo, hi = k, k + m  # every token before lo matches; a mismatch lies in [lo, hi)
+        while hi - lo > _SNAKE_SCAN:
+            mid = (lo + hi) // 2
+            if old[a + lo : a + mid] == new[b + lo : b + mid]:
+                lo = mid
+            else:
+                hi = mid
+        while old[a + lo] == new[b + lo]:
+            lo += 1
+        return lo
+    return k
+
+
 def _myers(
-    old: list[int], new: list[int], bounds: DiffBounds, clock: Clock = time.monotonic
+    old: list[str], new: list[str], bounds: DiffBounds, clock: Clock = time.monotonic
 ) -> _Component | DiffOmitted | None:
-    """jsdiff's ``diffWithOptionsObj``: the last component of the edit script, or an omission."""
+    """jsdiff's ``diffWithOptionsObj`` over token keys: the last component of the edit script,
+    or an omission."""
     old_len, new_len = len(old), len(new)
     max_edit = old_len + new_len
     if bounds.max_edit_length is not None:
@@ -113,9 +165,7 @@ def _myers(
     deadline = None if bounds.timeout_ms is None else clock() + bounds.timeout_ms / 1000.0
 
     # Seed: the common prefix (edit length 0).
-    o = -1
-    while o + 1 < new_len and o + 1 < old_len and old[o + 1] == new[o + 1]:
-        o += 1
+    o = _snake(old, new, -1, -1) - 1
     comp: _Component | None = (o + 1, _COMMON, None) if o >= 0 else None
     if o + 1 >= old_len and o + 1 >= new_len:
         return comp
@@ -151,12 +201,13 @@ def _myers(
                 best[idx] = None
                 continue
             new_pos = old_pos - diag
+            # most diagonals have no snake at all: test its first token inline, call only for more
             common = 0
-            while new_pos + 1 < new_len and old_pos + 1 < old_len and old[old_pos + 1] == new[new_pos + 1]:
-                new_pos += 1
-                old_pos += 1
-                common += 1
+            if new_pos + 1 < new_len and old_pos + 1 < old_len and old[old_pos + 1] == new[new_pos + 1]:
+                common = _snake(old, new, old_pos, new_pos)
             if common:
+                new_pos += common
+                old_pos += common
                 comp = (common, _COMMON, comp)
             if old_pos + 1 >= old_len and new_pos + 1 >= new_len:
                 return comp
@@ -171,7 +222,9 @@ def _myers(
     return DiffOmitted(OMITTED_TOO_LARGE)
 
 
-def _build_values(last: _Component | None, old_tokens: list[str], new_tokens: list[str]) -> list[Change]:
+def _build_values(
+    last: _Component | None, old: tuple[list[str], bool], new: tuple[list[str], bool]
+) -> list[Change]:
     chain: list[tuple[int, int]] = []
     node = last
     while node is not None:
@@ -182,10 +235,10 @@ def _build_values(last: _Component | None, old_tokens: list[str], new_tokens: li
     old_pos = new_pos = 0
     for count, kind in chain:
         if kind == _REMOVED:
-            changes.append(Change("".join(old_tokens[old_pos : old_pos + count]), False, True, count))
+            changes.append(Change(_token_text(*old, old_pos, old_pos + count), False, True, count))
             old_pos += count
         else:
-            changes.append(Change("".join(new_tokens[new_pos : new_pos + count]), kind == _ADDED, False, count))
+            changes.append(Change(_token_text(*new, new_pos, new_pos + count), kind == _ADDED, False, count))
             new_pos += count
             if kind == _COMMON:
                 old_pos += count
@@ -197,15 +250,12 @@ def diff_lines_bounded(
 ) -> list[Change] | DiffOmitted:
     """jsdiff ``diffLines(old, new, {maxEditLength, timeout})``; ``DiffOmitted`` where jsdiff
     returns ``undefined``."""
-    old_tokens = tokenize_lines(old)
-    new_tokens = tokenize_lines(new)
-    ids: dict[str, int] = {}
-    old_ids = [ids.setdefault(t, len(ids)) for t in old_tokens]
-    new_ids = [ids.setdefault(t, len(ids)) for t in new_tokens]
-    result = _myers(old_ids, new_ids, bounds, clock)
+    old_keys = _token_keys(old)
+    new_keys = _token_keys(new)
+    result = _myers(old_keys[0], new_keys[0], bounds, clock)
     if isinstance(result, DiffOmitted):
         return result
-    return _build_values(result, old_tokens, new_tokens)
+    return _build_values(result, old_keys, new_keys)
 
 
 def diff_lines(old: str, new: str) -> list[Change]:
@@ -238,25 +288,54 @@ class Hunk:
     lines: tuple[str, ...]
 
 
+def _patch_line_count(text: str) -> int:
+    """``len(_split_patch_lines(text))`` for a non-empty text, without splitting it."""
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def _patch_head(text: str, k: int) -> list[str]:
+    """``_split_patch_lines(text)[:k]`` splitting only the first ``k`` lines."""
+    parts = text.split("\n", k)
+    if len(parts) <= k:
+        return _split_patch_lines(text)[:k]
+    return [part + "\n" for part in parts[:k]]
+
+
+def _patch_tail(text: str, k: int) -> list[str]:
+    """``_split_patch_lines(text)[-k:]`` (``k > 0``) splitting only the last ``k`` lines."""
+    ends = text.endswith("\n")
+    parts = (text[:-1] if ends else text).rsplit("\n", k)
+    if len(parts) <= k:
+        return _split_patch_lines(text)[-k:]
+    lines = [part + "\n" for part in parts[1:]]
+    if not ends:
+        lines[-1] = lines[-1][:-1]
+    return lines
+
+
 def structured_hunks(changes: list[Change], context: int = PATCH_CONTEXT_LINES) -> list[Hunk]:
-    """jsdiff ``structuredPatch`` hunks for a finished line diff (with no-newline markers)."""
-    parts: list[tuple[bool, list[str]]] = [
-        (c.added or c.removed, _split_patch_lines(c.value)) for c in changes
-    ]
-    parts.append((False, []))  # jsdiff appends an empty common component to flush the last hunk
+    """jsdiff ``structuredPatch`` hunks for a finished line diff (with no-newline markers).
+
+    Common runs are never split whole: only their line count and the context lines at their
+    ends are taken, so a one-line edit of a large file costs a few C-level scans.
+    """
     hunks: list[Hunk] = []
     old_range_start = new_range_start = 0
     cur: list[str] = []
     old_line = new_line = 1
-    for i, (is_change, lines) in enumerate(parts):
-        if is_change:
-            change = changes[i]
+    n = len(changes)
+    # jsdiff appends an empty common component (index n) to flush the last hunk
+    for i in range(n + 1):
+        change = changes[i] if i < n else None
+        if change is not None and (change.added or change.removed):
+            lines = _split_patch_lines(change.value)
             if not old_range_start:
                 old_range_start = old_line
                 new_range_start = new_line
                 if i > 0:
-                    prev_lines = parts[i - 1][1]
-                    cur = [" " + line for line in prev_lines[-context:]] if context > 0 else []
+                    # the component before an opening change is always a common run
+                    prev = changes[i - 1].value
+                    cur = [" " + line for line in _patch_tail(prev, context)] if context > 0 else []
                     old_range_start -= len(cur)
                     new_range_start -= len(cur)
             sign = "+" if change.added else "-"
@@ -266,12 +345,14 @@ def structured_hunks(changes: list[Change], context: int = PATCH_CONTEXT_LINES) 
             else:
                 old_line += len(lines)
         else:
+            value = "" if change is None else change.value
+            count = _patch_line_count(value) if value else 0
             if old_range_start:
-                if len(lines) <= context * 2 and i < len(parts) - 2:
-                    cur.extend(" " + line for line in lines)
+                if count <= context * 2 and i < n - 1:
+                    cur.extend(" " + line for line in _split_patch_lines(value))
                 else:
-                    context_size = min(len(lines), context)
-                    cur.extend(" " + line for line in lines[:context_size])
+                    context_size = min(count, context)
+                    cur.extend(" " + line for line in (_patch_head(value, context_size) if value else []))
                     hunks.append(
                         Hunk(
                             old_range_start,
@@ -283,8 +364,8 @@ def structured_hunks(changes: list[Change], context: int = PATCH_CONTEXT_LINES) 
                     )
                     old_range_start = new_range_start = 0
                     cur = []
-            old_line += len(lines)
-            new_line += len(lines)
+            old_line += count
+            new_line += count
     return hunks
 
 
@@ -327,11 +408,20 @@ def create_two_files_patch(old_name: str, new_name: str, old: str, new: str, con
 # Numbered diff (pi generateDiffString)
 
 
+def _raw_lines(value: str) -> str:
+    """The text whose ``split("\\n")`` is pi's ``raw`` lines of a diff part (one trailing
+    newline dropped, as pi pops the empty last element)."""
+    return value[:-1] if value.endswith("\n") else value
+
+
 def numbered_diff_from_changes(
     old: str, new: str, changes: list[Change], context: int = NUMBERED_CONTEXT_LINES
 ) -> tuple[str, int | None]:
-    """pi's ``generateDiffString`` over an already computed ``diff_lines(old, new)``."""
-    width = len(str(max(len(old.split("\n")), len(new.split("\n")))))
+    """pi's ``generateDiffString`` over an already computed ``diff_lines(old, new)``.
+
+    Only the context lines shown of a common run are split out of it; its length is counted.
+    """
+    width = len(str(max(old.count("\n") + 1, new.count("\n") + 1)))
     marker = " " + " " * width + " ..."
     output: list[str] = []
     old_no = new_no = 1
@@ -342,13 +432,11 @@ def numbered_diff_from_changes(
         return f" {str(old_no).rjust(width)} {line}"
 
     for i, part in enumerate(changes):
-        raw = part.value.split("\n")
-        if raw[-1] == "":
-            raw.pop()
+        body = _raw_lines(part.value)
         if part.added or part.removed:
             if first_changed is None:
                 first_changed = new_no
-            for line in raw:
+            for line in body.split("\n"):
                 if part.added:
                     output.append(f"+{str(new_no).rjust(width)} {line}")
                     new_no += 1
@@ -357,27 +445,35 @@ def numbered_diff_from_changes(
                     old_no += 1
             last_was_change = True
             continue
+        total = body.count("\n") + 1
+
+        def head(k: int, body: str = body) -> list[str]:
+            return body.split("\n", k)[:k]
+
+        def tail(k: int, body: str = body) -> list[str]:
+            return body.rsplit("\n", k)[-k:] if k > 0 else []
+
         next_is_change = i < len(changes) - 1 and (changes[i + 1].added or changes[i + 1].removed)
         if last_was_change and next_is_change:
-            if len(raw) <= context * 2:
-                shown_runs: list[list[str] | None] = [raw]
+            if total <= context * 2:
+                shown_runs: list[list[str] | None] = [body.split("\n")]
             else:
-                shown_runs = [raw[:context], None, raw[len(raw) - context :]]
+                shown_runs = [head(context), None, tail(context)]
         elif last_was_change:
-            shown_runs = [raw[:context]]
-            if len(raw) > context:
+            shown_runs = [head(context)]
+            if total > context:
                 shown_runs.append(None)
         elif next_is_change:
             shown_runs = []
-            if len(raw) > context:
+            if total > context:
                 shown_runs.append(None)
-            shown_runs.append(raw[max(0, len(raw) - context) :])
+            shown_runs.append(tail(min(total, context)))
         else:
             shown_runs = []
-            old_no += len(raw)
-            new_no += len(raw)
+            old_no += total
+            new_no += total
         shown = sum(len(run) for run in shown_runs if run is not None)
-        skipped = len(raw) - shown if shown_runs else 0
+        skipped = total - shown if shown_runs else 0
         for run in shown_runs:
             if run is None:
                 output.append(marker)
@@ -400,13 +496,10 @@ def numbered_diff(old: str, new: str) -> tuple[str, int | None]:
 def first_changed_line(old: str, new: str) -> int | None:
     """``firstChangedLine`` without running the diff: jsdiff always opens with the maximal
     common prefix of line tokens, so the first change starts right after it."""
-    old_tokens = tokenize_lines(old)
-    new_tokens = tokenize_lines(new)
-    n = 0
-    limit = min(len(old_tokens), len(new_tokens))
-    while n < limit and old_tokens[n] == new_tokens[n]:
-        n += 1
-    if n == len(old_tokens) and n == len(new_tokens):
+    old_keys, _ = _token_keys(old)
+    new_keys, _ = _token_keys(new)
+    n = _snake(old_keys, new_keys, -1, -1)
+    if n == len(old_keys) and n == len(new_keys):
         return None
     return n + 1
 

@@ -30,6 +30,7 @@ ORACLE = FIXTURES / "jsdiff_oracle.js"
 JSDIFF_VERSION = "8.0.4"
 CASES_PER_SHAPE = 600
 LINE_ALPHABET = ["a", "b", "c", "", "x y", "a\r", "\r", "\u00e9"]
+LARGE_CASES = 150
 
 
 def _jsdiff_dir() -> str:
@@ -79,6 +80,18 @@ def _cases(seed: int) -> list[dict[str, Any]]:
     return cases
 
 
+def _large_cases(seed: int) -> list[dict[str, Any]]:
+    """Files of hundreds to thousands of lines with a few edits: long common runs before, between
+    and after the changes, the snakes the line diff walks with slice comparisons."""
+    rng = random.Random(seed)
+    cases: list[dict[str, Any]] = []
+    for _ in range(LARGE_CASES):
+        lines = [f"row {rng.randint(0, 30)}" for _ in range(rng.randint(100, 2500))]
+        text = "\n".join(lines) + rng.choice(["\n", "", "\r\n"])
+        cases.append({"path": "big.txt", "old": text, "new": _mutate(rng, text), "maxEditLength": rng.randint(0, 8)})
+    return cases
+
+
 def _run_oracle(root: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
     proc = subprocess.run(
         ["node", str(ORACLE), root],
@@ -93,10 +106,10 @@ def _run_oracle(root: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
     return result
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_diff_lines_patch_and_bounds_equal_real_jsdiff(seed: int) -> None:
+@pytest.mark.parametrize("seed", [1, 2, "large-3", "large-4"])
+def test_diff_lines_patch_and_bounds_equal_real_jsdiff(seed: int | str) -> None:
     root = _jsdiff_dir()
-    cases = _cases(seed)
+    cases = _large_cases(int(seed[6:])) if isinstance(seed, str) else _cases(seed)
     oracle = _run_oracle(root, cases)
     assert oracle["version"] == JSDIFF_VERSION
     mismatches = []

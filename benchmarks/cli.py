@@ -1,0 +1,132 @@
+"""``python -m benchmarks``: one run, one table (figures and ratios), the machine described.
+
+    python -m benchmarks                  # the full run (several minutes)
+    python -m benchmarks --smoke          # small n and sizes, seconds; what CI runs (no thresholds)
+    python -m benchmarks --json out.json  # also write every row as JSON
+
+Ratios are reference / other: below 1 the reference is faster. The targets are those of the
+README's "Performance" section; a missed target is marked, never hidden.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchmarks.servers import (
+    BenchError,
+    ToolServer,
+    find_fd,
+    pi_is_cached,
+    pi_spec,
+    reference_spec,
+)
+from benchmarks.suite import Row, Settings, default_workdir, machine_description, rows_json, run_all
+
+DEFAULT_PI_VERSION = "0.79.1"
+SECTIONS = ("per-call", "edit-size", "growth", "rg", "corpus", "docker")
+
+
+def _version(argv: Sequence[str]) -> str:
+    try:
+        out = subprocess.run(list(argv), capture_output=True, text=True, timeout=20, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "unavailable"
+    return out.strip().splitlines()[0] if out.strip() else "unavailable"
+
+
+def _target_cell(row: Row) -> str:
+    if "exponent_target" in row.data:
+        mark = "met" if row.data["exponent_met"] else "MISSED"
+        return f"≤ {row.data['exponent_target']:.2f} ({mark})"
+    if row.target is None:
+        return ""
+    return f"≤ {row.target:g} ({'met' if row.met else 'MISSED'})"
+
+
+def render_table(rows: Sequence[Row], other_label: str) -> str:
+    header = f"| section | measurement | reference | {other_label} / other | ratio | target |"
+    out = [header, "|---|---|---|---|---|---|"]
+    for r in rows:
+        ratio = "" if r.ratio is None else f"{r.ratio:.2f}"
+        out.append(f"| {r.section} | {r.label} | {r.reference} | {r.other} | {ratio} | {_target_cell(r)} |")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--smoke", action="store_true", help="small n and sizes (seconds); no thresholds")
+    parser.add_argument("--pi", default=DEFAULT_PI_VERSION, metavar="VERSION",
+                        help=f"pi release to compare with (default {DEFAULT_PI_VERSION}; installed by ci/pi-setup.sh)")
+    parser.add_argument("--no-pi", action="store_true", help="measure the reference alone")
+    parser.add_argument("--sections", default=",".join(SECTIONS),
+                        help=f"comma-separated subset of {','.join(SECTIONS)} (default: all)")
+    parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    parser.add_argument("--workdir", metavar="DIR", default=None,
+                        help="where to create the workspaces (default: /dev/shm when writable, else the temp dir)")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    args = parser.parse_args(argv)
+    sections = [s for s in args.sections.split(",") if s]
+    unknown = [s for s in sections if s not in SECTIONS]
+    if unknown:
+        parser.error(f"unknown section(s) {', '.join(unknown)}; expected some of {', '.join(SECTIONS)}")
+    settings = Settings.for_smoke() if args.smoke else Settings()
+
+    def progress(message: str) -> None:
+        if not args.quiet:
+            print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+    from tools_impl.search.ripgrep import resolve_rg_binary
+
+    rg_binary = resolve_rg_binary(None, os.environ.get("PATH", ""))
+    fd_binary, fd_note = find_fd()
+    other_label = f"pi {args.pi}"
+    other_missing = ""
+    servers: list[ToolServer] = []
+    try:
+        reference = ToolServer(reference_spec())
+        servers.append(reference)
+        other: ToolServer | None = None
+        if args.no_pi:
+            other_missing = "not measured (--no-pi)"
+        elif args.smoke and not pi_is_cached(args.pi) and not os.environ.get("TOOLPROOF_PI_DIR"):
+            other_missing = f"not measured (pi {args.pi} not installed: bash ci/pi-setup.sh {args.pi})"
+        else:
+            progress(f"starting pi {args.pi}")
+            other = ToolServer(pi_spec(args.pi, rg_binary, fd_binary))
+            servers.append(other)
+        machine = machine_description()
+        machine["reference"] = "python -m tools_impl.server --upstream"
+        if other is not None:
+            machine[other_label] = f"adapters/pi/driver.mjs on node {_version([other.spec.argv[0], '--version'])}"
+        machine["rg"] = _version([rg_binary, "--version"])
+        machine["fd"] = _version([fd_binary, "--version"]) if fd_binary else f"{fd_note} (glob has no pi figure)"
+        workdir = args.workdir or default_workdir()
+        machine["workspaces"] = f"under {workdir or tempfile.gettempdir()}"
+        rows = run_all(settings, reference, other, other_missing, rg_binary, fd_note, progress, sections, workdir)
+    except BenchError as exc:
+        print(f"benchmarks: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        for server in servers:
+            server.close()
+    command = "python -m benchmarks" + (" --smoke" if args.smoke else "") + (
+        f" --sections {args.sections}" if args.sections != ",".join(SECTIONS) else "")
+    print(f"toolproof benchmarks: `{command}`")
+    for key, value in machine.items():
+        print(f"- {key}: {value}")
+    print()
+    print(render_table(rows, other_label))
+    missed = [r for r in rows if r.met is False or r.data.get("exponent_met") is False]
+    print()
+    targets = [r for r in rows if r.met is not None or "exponent_met" in r.data]
+    print(f"targets: {len(targets) - len(missed)} of {len(targets)} met"
+          + (f"; missed: {', '.join(r.id for r in missed)}" if missed else ""))
+    if args.json:
+        Path(args.json).write_text(rows_json(rows) + "\n", encoding="utf-8")
+    return 0

@@ -1,0 +1,60 @@
+"""``select_text`` takes its lines without splitting the whole file: the line count and every
+joined slice equal ``"\\n".join(js_slice(text.split("\\n"), start, end))``, including slices whose
+ends fall past 64 KiB block boundaries; ``select_bytes`` (what the engine runs) decodes only the
+selected lines and gives exactly what ``select_text`` gives on the whole decoded file, also for
+invalid UTF-8."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tools_impl.core.errors import ToolError
+from tools_impl.read.engine import _NEWLINE_BLOCK, _TextLines, js_slice, select_bytes, select_text
+
+BOUND = st.one_of(st.integers(-30, 60), st.floats(-30, 60), st.sampled_from([math.inf, -math.inf, math.nan]))
+TEXT = st.lists(st.sampled_from(["a", "bb", "", "\r", "\u00e9", "\U0001f600", " x "]), max_size=40).map("\n".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(TEXT, BOUND, st.one_of(st.none(), BOUND))
+def test_slices_equal_split_then_join(text: str, start: float, end: float | None) -> None:
+    lines = _TextLines(text)
+    assert lines.count == len(text.split("\n"))
+    assert lines.slice_text(start, end) == "\n".join(js_slice(text.split("\n"), start, end))
+
+
+@pytest.mark.parametrize("line_len", [1, 37, _NEWLINE_BLOCK - 1, _NEWLINE_BLOCK, _NEWLINE_BLOCK + 5])
+def test_slices_across_block_boundaries(line_len: int) -> None:
+    split = [chr(97 + i % 26) * (line_len if i % 3 else 1) for i in range(max(8, 3 * _NEWLINE_BLOCK // line_len))]
+    text = "\n".join(split)
+    lines = _TextLines(text)
+    n = len(split)
+    for start, end in [(0, 1), (1, 2), (n // 2, n // 2 + 3), (n - 1, n), (0, n), (n - 3, n), (7, n - 2)]:
+        assert lines.joined(start, end) == "\n".join(split[start:end]), (start, end)
+
+
+BYTE_PIECES = [b"a", b"\n", b"\n", b"\r\n", b"\xc3\xa9", b"\xc3", b"\xa9", b"\xe2\x80", b"\xf0\x9f\x98\x80",
+               b"\xf0\x9f", b"\xff", b"\xed\xa0\x80", b"\xef\xbb\xbf", b"  ", b"x" * 40]
+DATA = st.lists(st.sampled_from(BYTE_PIECES), max_size=60).map(b"".join)
+OFFSET = st.one_of(st.none(), st.integers(-3, 40), st.floats(-3, 40))
+LIMIT = st.one_of(st.none(), st.integers(-2, 40), st.floats(-2, 40))
+
+
+@settings(max_examples=600, deadline=None)
+@given(DATA, OFFSET, LIMIT, st.sampled_from([(2000, 50 * 1024), (3, 50 * 1024), (2000, 20), (5, 7)]))
+def test_select_bytes_equals_select_text_on_the_decoded_file(data: bytes, offset: float | None,
+                                                            limit: float | None, caps: tuple[int, int]) -> None:
+    max_lines, max_bytes = caps
+
+    def run(fn, arg):  # type: ignore[no-untyped-def]
+        try:
+            sel = fn(arg, "f.txt", offset, limit, max_lines=max_lines, max_bytes=max_bytes)
+        except ToolError as exc:
+            return ("error", exc.message)
+        return (sel.text, sel.details)
+
+    assert run(select_bytes, data) == run(select_text, data.decode("utf-8", "replace"))
