@@ -1,17 +1,20 @@
-"""Black-box conformance of the ``bash`` tool against spec §0, §1 (tail truncation and the
-head+tail cap), §8, §9 (Claude Code profile), §10 (bash toggles) and §11.
+"""Black-box conformance of the ``bash`` tool against the spec's common rules, the head+tail cap
+of its output (limits.2), bash.*, the bash ``patch.*`` toggles and versions.
 
 Every expected value below is derived from the spec text alone (its templates, constants and own
 examples), not from the implementation. The tool is driven the way an outside test would: through
 ``execute(args, ctx)`` with ``tools_impl.core.context.make_context`` (or a session with a pinned
 environment, so that the caller's own variables cannot change ``envSanitized``), and for a
 representative subset through ``python -m tools_impl.server`` over real pipes.
+
+Checks of pure functions (truncation against the models in ``tests.support.spec_models``, timeout
+clamps, shell selection, PowerShell launchers, the sanitiser, Claude Code classification) live
+beside their modules' tests under ``tests/tools_impl/``.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import signal
@@ -25,24 +28,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from tests.support.repo import REPO
+from tests.support.spec_models import KIB24, spec_head_tail, utf8
 from tools_impl.bash import tasks
 from tools_impl.bash import tool as bash
-from tools_impl.bash.env_sanitize import resolve_bash_env_policy, sanitize_bash_subprocess_env
-from tools_impl.bash.output import OutputAccumulator
 from tools_impl.core.context import ToolContext, WorkspaceState
 from tools_impl.core.errors import ToolAborted, ToolError
 from tools_impl.core.profile import REFERENCE, UPSTREAM_PI, Profile
 from tools_impl.protocol.messages import REQUESTS_BY_OP, TaskOutputRequest
-from tools_impl.shared.truncation import head_tail_lines, truncate_tail
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX bash conformance")
 
 
-KIB24 = 24 * 1024
 TASK_ID_RE = r"[A-Za-z0-9_-]+"
 FULL_PATH_RE = r"(/[^\]\n]*/pi-bash-[0-9a-f]{16}\.log)"
 
@@ -130,19 +128,6 @@ def run_text(args: dict[str, Any], ctx: ToolContext) -> str:
     return text
 
 
-def utf8(s: str) -> int:
-    return len(s.encode("utf-8", "surrogatepass"))
-
-
-def format_size(n: int) -> str:
-    """§1.1 formatSize; the tests only use values whose toFixed(1) has no tie."""
-    if n < 1024:
-        return f"{n}B"
-    if n < 1048576:
-        return f"{n / 1024:.1f}KB"
-    return f"{n / 1048576:.1f}MB"
-
-
 def wait_for(cond: Callable[[], bool], timeout_s: float = 30.0) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -165,55 +150,7 @@ def pid_alive(pid: int) -> bool:
         return True
 
 
-# ---------------------------------------------------------------- independent spec models (§1)
-
-
-def spec_utf8_prefix(data: bytes, limit: int) -> bytes:
-    cut = min(limit, len(data))
-    while 0 < cut < len(data) and (data[cut] & 0xC0) == 0x80:
-        cut -= 1
-    return data[:cut]
-
-
-def spec_utf8_suffix(data: bytes, limit: int) -> bytes:
-    start = max(0, len(data) - limit)
-    while start < len(data) and (data[start] & 0xC0) == 0x80:
-        start += 1
-    return data[start:]
-
-
-def spec_head_tail(text: str, max_bytes: int, notice: str) -> str | None:
-    """§1.2 head+tail strategy, step by step; None when the text is returned unchanged."""
-    if utf8(text) <= max_bytes:
-        return None
-    stripped = text.rstrip("\n")
-    lines = stripped.split("\n") if stripped else []
-    note = spec_utf8_prefix(notice.encode(), max_bytes).decode()
-    body_budget = max(0, max_bytes - utf8(note) - 4)
-    head_budget = math.floor(body_budget * 0.45)
-    tail_budget = body_budget - head_budget
-    k = 0
-    while k < len(lines) and utf8("\n".join(lines[: k + 1])) <= head_budget:
-        k += 1
-    head = "\n".join(lines[:k])
-    if k == 0 and lines and utf8(lines[0]) > head_budget:
-        head = spec_utf8_prefix(lines[0].encode(), head_budget).decode()
-    rest = lines[k:]
-    m = 0
-    while m < len(rest) and utf8("\n".join(rest[len(rest) - m - 1:])) <= tail_budget:
-        m += 1
-    whole_tail = "\n".join(rest[len(rest) - m:]) if m else ""
-    tail = whole_tail
-    before = len(rest) - m - 1
-    if before >= 0 and utf8(rest[before]) > tail_budget:
-        remaining = tail_budget - utf8(whole_tail) - (1 if whole_tail else 0)
-        if remaining > 0:
-            piece = spec_utf8_suffix(rest[before].encode(), remaining).decode()
-            tail = piece + "\n" + whole_tail if whole_tail else piece
-    out = "\n\n".join(p for p in (head, note, tail) if p)
-    if utf8(out) > max_bytes:
-        out = spec_utf8_prefix(out.encode(), max_bytes).decode()
-    return out
+# ---------------------------------------------------------------- expected cap notices (spec limits.2)
 
 
 def cap_notice_no_path(original: int) -> str:
@@ -224,95 +161,6 @@ def cap_notice_no_path(original: int) -> str:
 def cap_notice_with_path(original: int, path: str) -> str:
     return (f"[desktop bash output truncated: original_bytes={original}; head+tail shown; boundary lines may be "
             f"UTF-8 byte-truncated; Full output: {path}]")
-
-
-# ---------------------------------------------------------------- §1 truncateTail and head+tail
-
-
-def test_truncate_tail_keeps_whole_lines_from_the_end_and_counts_without_the_final_empty_line() -> None:
-    r = truncate_tail("a\nb\nc\n", max_lines=2, max_bytes=100)
-    assert (r.content, r.truncated, r.truncated_by) == ("b\nc", True, "lines")
-    assert (r.total_lines, r.output_lines, r.total_bytes, r.output_bytes) == (3, 2, 6, 3)
-    assert (r.last_line_partial, r.first_line_exceeds_limit, r.max_lines, r.max_bytes) == (False, False, 2, 100)
-
-
-def test_truncate_tail_returns_content_unchanged_within_both_limits() -> None:
-    r = truncate_tail("a\nb\n", max_lines=2, max_bytes=4)
-    assert (r.content, r.truncated, r.truncated_by, r.total_lines) == ("a\nb\n", False, None, 2)
-
-
-def test_truncate_tail_by_bytes_counts_joining_newlines() -> None:
-    r = truncate_tail("aaa\nbbb\nccc", max_lines=10, max_bytes=7)
-    assert (r.content, r.truncated_by, r.output_lines, r.output_bytes) == ("bbb\nccc", "bytes", 2, 7)
-
-
-def test_truncate_tail_keeps_a_utf8_safe_suffix_of_an_oversized_last_line() -> None:
-    r = truncate_tail("x\n" + "é" * 3, max_lines=10, max_bytes=3)
-    # The last 3 bytes start on a continuation byte: the cut moves forwards to the next character.
-    assert (r.content, r.last_line_partial, r.output_bytes, r.truncated_by) == ("é", True, 2, "bytes")
-
-
-@given(st.lists(st.text(alphabet="ab é\t€", max_size=30), max_size=12), st.integers(min_value=0, max_value=120))
-def test_head_tail_cap_equals_the_step_by_step_spec_model(lines: list[str], max_bytes: int) -> None:
-    """Invariant: ``head_tail_lines`` is exactly §1.2's six steps, and never exceeds ``maxBytes``."""
-    text = "\n".join(lines)
-    notice = "[cut NOTICE]"
-    got = head_tail_lines(text, max_bytes, lambda _kept: notice)
-    expected = spec_head_tail(text, max_bytes, notice)
-    if expected is None:
-        assert not got.truncated and got.text == text
-    else:
-        assert got.truncated and got.text == expected
-        assert utf8(got.text) <= max_bytes
-
-
-def test_head_tail_budget_example_of_the_spec() -> None:
-    # §1.2 own example: maxBytes 24576 and a 180-byte notice give head 10976 and tail 13416.
-    notice = "N" * 180
-    lines = [f"{i:010d}" for i in range(5000)]  # 10-byte lines, 50000 bytes with newlines
-    out = head_tail_lines("\n".join(lines), KIB24, lambda _k: notice).text
-    head, tail = out.split("\n\n" + notice + "\n\n")
-    # Whole 10-byte lines joined with "\n": n lines cost 11n - 1 bytes.
-    assert utf8(head) == 11 * ((10976 + 1) // 11) - 1
-    assert utf8(tail) == 11 * ((13416 + 1) // 11) - 1
-
-
-# ---------------------------------------------------------------- §8.1 / §8.2 parameters and clamps
-
-
-def test_schema_and_mode_of_the_bash_tool() -> None:
-    schema = bash.TOOL.surface_schema(REFERENCE)
-    assert schema["required"] == ["command"]
-    props = schema["properties"]
-    assert props["command"] == {"type": "string"}
-    assert props["timeout"]["type"] == "number" and props["timeout"]["maximum"] == 2147483
-    assert props["run_in_background"] == {"type": "boolean"}
-    assert set(props) == {"command", "timeout", "run_in_background"}
-    assert bash.TOOL.mode == "sequential"
-
-
-@pytest.mark.parametrize(
-    ("given_timeout", "expected"),
-    [(None, 120), (0, 120), (-3, 120), (math.nan, 120), (math.inf, 120), (-math.inf, 120), (0.25, 0.25),
-     (1, 1), (299.5, 299.5), (300, 300), (301, 300), (2147483, 300)],
-)
-def test_resolve_foreground_timeout(given_timeout: float | None, expected: float) -> None:
-    assert bash.resolve_foreground_timeout(given_timeout) == expected
-
-
-@pytest.mark.parametrize(
-    ("t", "expected"),
-    [(None, 1_800_000), (0, 1_800_000), (-5, 1_800_000), (120, 1_800_000), (1800, 1_800_000),
-     (1801, 1_801_000), (2_147_483, 2_147_483_000), (3_000_000, 2_147_483_647)],
-)
-def test_resolve_background_max_run_ms(t: float | None, expected: float) -> None:
-    assert tasks.resolve_background_bash_max_run_ms(t) == expected
-
-
-@pytest.mark.parametrize(("ms", "expected"), [(math.nan, 1_800_000), (0, 1), (-7, 1), (0.5, 1), (5, 5),
-                                              (3e9, 2_147_483_647)])
-def test_cap_background_max_run_ms(ms: float, expected: float) -> None:
-    assert tasks.cap_background_bash_max_run_ms(ms) == expected
 
 
 # ---------------------------------------------------------------- §8.3 dispatch
@@ -677,16 +525,6 @@ def test_full_output_file_is_not_created_for_small_output(ws: Path) -> None:
     assert set(os.listdir(ctx.env["TMPDIR"])) == before
 
 
-def test_parent_death_guard_patch_decodes_each_stream_separately() -> None:
-    def feed(separate: bool) -> str:
-        acc = OutputAccumulator(env={"TMPDIR": "/nonexistent"}, separate_decoders=separate)
-        out = [acc.push(b"\xc3", "stdout"), acc.push(b"x", "stderr"), acc.push(b"\xa9", "stdout"), acc.finish()]
-        return "".join(out)
-
-    assert feed(True) == "xé"
-    assert feed(False) == "\ufffdx\ufffd"
-
-
 def test_exec_facts_patch_adds_process_output_details(ws: Path) -> None:
     _, _, details, _ = outcome({"command": "echo o; echo e >&2"}, pinned(ws, DIRECT))
     assert details["processOutput"]["stdout"] == "o\n" and details["processOutput"]["stderr"] == "e\n"
@@ -758,48 +596,6 @@ def test_strict_mode_allowlist_is_case_insensitive(ws: Path) -> None:
     env, details = env_of(pinned(ws, prof, MAVIS_BASH_ENV_SANITIZE="strict", GITHUB_TOKEN="t", NPM_TOKEN="n"))
     assert env["GITHUB_TOKEN"] == "t" and "NPM_TOKEN" not in env
     assert details["envSanitized"] == ["NPM_TOKEN"]
-
-
-@pytest.mark.parametrize(
-    ("env", "mode"),
-    [
-        ({}, "off"),
-        ({"MAVIS_BASH_ENV_SANITIZE": " Strict\n"}, "strict"),
-        ({"MAVIS_BASH_ENV_SANITIZE": "SCRUB"}, "scrub"),
-        ({"MAVIS_BASH_ENV_SANITIZE": "off", "CI": "true"}, "off"),
-        ({"MAVIS_BASH_ENV_SANITIZE": "bogus", "CI": "1"}, "scrub"),
-        ({"MAVIS_BASH_ENV_SANITIZE": "bogus"}, "off"),
-        ({"CI": "yes"}, "scrub"),
-        ({"GITHUB_ACTIONS": "true"}, "scrub"),
-        ({"CI": ""}, "off"),
-        ({"CI": "0"}, "off"),
-        ({"CI": "FALSE"}, "off"),
-        ({"CI": "No"}, "off"),
-        ({"CI": "oFF", "GITHUB_ACTIONS": "false"}, "off"),
-    ],
-)
-def test_mode_resolution_order_and_truthiness(env: dict[str, str], mode: str) -> None:
-    assert resolve_bash_env_policy(None, env, REFERENCE).mode == mode
-
-
-def test_explicit_mode_override_wins_over_the_environment() -> None:
-    assert resolve_bash_env_policy({"mode": "strict"}, {"MAVIS_BASH_ENV_SANITIZE": "off"}, REFERENCE).mode == "strict"
-
-
-def test_sanitiser_returns_a_new_environment_and_prepends_absolute_paths_once() -> None:
-    source = {"PATH": "/usr/bin:/bin", "MAVIS_PORT": "1"}
-    policy = resolve_bash_env_policy({"mode": "off", "prependPath": ["/shims", "relative/dir", "/bin"]}, {},
-                                     REFERENCE)
-    res = sanitize_bash_subprocess_env(source, policy, REFERENCE, "linux")
-    assert source == {"PATH": "/usr/bin:/bin", "MAVIS_PORT": "1"}
-    assert res.env == {"PATH": "/shims:/usr/bin:/bin"}
-    assert list(res.removed) == ["MAVIS_PORT"]
-
-
-def test_sanitiser_writes_windows_path_key_only_when_path_is_absent() -> None:
-    policy = resolve_bash_env_policy({"mode": "off", "prependPath": ["C:\\shims"]}, {}, REFERENCE)
-    res = sanitize_bash_subprocess_env({"Path": "C:\\Windows"}, policy, REFERENCE, "win32")
-    assert res.env == {"Path": "C:\\shims;C:\\Windows"}
 
 
 def test_env_sanitized_is_reported_once_per_tool_instance(ws: Path) -> None:
@@ -940,17 +736,6 @@ def test_host_trash_outcomes(ws: Path, runtime: dict[str, str] | None, targets: 
         assert details["status"] == status
 
 
-def test_host_trash_rejects_targets_under_windows_system_directories() -> None:
-    from tools_impl.bash.trash import target_rejected
-
-    assert target_rejected("C:\\Windows\\x.dll", "C:\\") is True
-    assert target_rejected("c:\\program files (x86)\\app", "C:\\") is True
-    assert target_rejected("C:\\Program Files\\app", "C:\\") is True
-    assert target_rejected("C:\\work\\a.txt", "C:\\") is False
-    assert target_rejected("sub\\a.txt", "C:\\work") is False
-    assert target_rejected("D:\\other\\a.txt", "C:\\work") is True
-
-
 def test_host_trash_runs_node_with_script_and_targets(ws: Path, tmp_path: Path) -> None:
     node = tmp_path / "fake-node"
     node.write_text('#!/bin/sh\nprintf "args:%s\\n" "$*"\nprintf "electron:%s\\n" "$ELECTRON_RUN_AS_NODE" >&2\n')
@@ -1039,192 +824,6 @@ def test_task_ops_reject_bad_requests_and_unknown_ids(ws: Path) -> None:
         task_op(ctx, "task_output", {"task_id": 5})
     with pytest.raises(ToolError):
         task_op(ctx, "task_stop", {"task_id": "bash-00000000"})
-
-
-# ---------------------------------------------------------------- §8.4 shell selection, §8.14 PowerShell
-
-
-def _sel(platform: str, present: set[str], which: dict[str, str], env: dict[str, str] | None = None,
-         profile: Profile = REFERENCE) -> tuple[str, tuple[str, ...], str]:
-    from tools_impl.bash.shell import get_shell_config
-
-    cfg = get_shell_config(profile, env or {}, platform=platform, exists=lambda p: p in present,
-                           which=lambda name: which.get(name))
-    return cfg.shell, tuple(cfg.args), cfg.type
-
-
-PS_ARGS = ("-NoProfile", "-NonInteractive", "-Command")
-PWSH7 = "C:\\Program Files\\PowerShell\\7\\pwsh.exe"
-PS51 = "C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe"
-PF = {"ProgramFiles": "C:\\Program Files", "ProgramFiles(x86)": "C:\\Program Files (x86)"}
-GIT64 = "C:\\Program Files\\Git\\bin\\bash.exe"
-GIT32 = "C:\\Program Files (x86)\\Git\\bin\\bash.exe"
-
-
-def test_unix_shell_selection_order() -> None:
-    assert _sel("linux", {"/bin/bash", "/usr/local/bin/bash"}, {"bash": "/usr/local/bin/bash"}) == (
-        "/bin/bash", ("-c",), "bash")
-    assert _sel("linux", {"/usr/local/bin/bash"}, {"bash": "/usr/local/bin/bash"}) == (
-        "/usr/local/bin/bash", ("-c",), "bash")
-    assert _sel("darwin", set(), {}) == ("sh", ("-c",), "bash")
-
-
-def test_windows_shell_selection_order_reference() -> None:
-    every = {"D:\\ps\\pwsh.exe", PWSH7, PS51, GIT64, GIT32, "D:\\bin\\bash.exe"}
-    which = {"pwsh.exe": "D:\\ps\\pwsh.exe", "bash.exe": "D:\\bin\\bash.exe"}
-    assert _sel("win32", every, which, PF) == ("D:\\ps\\pwsh.exe", PS_ARGS, "pwsh")
-    assert _sel("win32", every - {"D:\\ps\\pwsh.exe"}, {"bash.exe": "D:\\bin\\bash.exe"}, PF) == (PWSH7, PS_ARGS, "pwsh")
-    assert _sel("win32", {PS51, GIT64}, {}, PF) == (PS51, PS_ARGS, "powershell")
-    assert _sel("win32", {GIT64, GIT32}, {}, PF) == (GIT64, ("-c",), "bash")
-    assert _sel("win32", {GIT32}, {}, PF) == (GIT32, ("-c",), "bash")
-    assert _sel("win32", {"D:\\bin\\bash.exe"}, {"bash.exe": "D:\\bin\\bash.exe"}, PF) == (
-        "D:\\bin\\bash.exe", ("-c",), "bash")
-    with pytest.raises(ToolError) as exc:
-        _sel("win32", set(), {}, PF)
-    assert str(exc.value).startswith("No shell found. Options:")
-
-
-def test_windows_shell_selection_upstream_and_its_error_text() -> None:
-    up = REFERENCE.with_patches({"shell.windows-powershell": False})
-    assert _sel("win32", {PWSH7, PS51, GIT32}, {"pwsh.exe": PWSH7}, PF, up) == (GIT32, ("-c",), "bash")
-    with pytest.raises(ToolError) as exc:
-        _sel("win32", {PWSH7}, {}, PF, up)
-    assert str(exc.value) == (
-        "No bash shell found. Options:\n"
-        "  1. Install Git for Windows: https://git-scm.com/download/win\n"
-        "  2. Add your bash to PATH (Cygwin, MSYS2, etc.)\n"
-        "  3. Set shellPath in settings.json\n"
-        "\n"
-        "Searched Git Bash in:\n"
-        f"  {GIT64}\n"
-        f"  {GIT32}")
-
-
-def test_custom_shell_type_inference_and_upstream_dash_c() -> None:
-    for path, expected in [("/opt/pwsh/7/pwsh", ("pwsh", PS_ARGS)), (PS51, ("powershell", PS_ARGS)),
-                           ("/usr/bin/zsh", ("bash", ("-c",)))]:
-        prof = REFERENCE.replace(shell_path=path)
-        got = _sel("linux", {path}, {}, None, prof)
-        assert (got[2], got[1]) == expected
-        upstream = prof.with_patches({"shell.windows-powershell": False})
-        assert _sel("linux", {path}, {}, None, upstream)[1] == ("-c",)
-    with pytest.raises(ToolError) as exc:
-        _sel("linux", set(), {}, None, REFERENCE.replace(shell_path="/x/pwsh"))
-    assert str(exc.value) == "Custom shell path not found: /x/pwsh"
-
-
-def test_constrained_language_launcher_text() -> None:
-    from tools_impl.bash.powershell import constrained_language_launcher, constrained_source_var
-
-    nonce = "0123456789abcdef0123456789abcdef"
-    var = "MAVIS_POWERSHELL_SOURCE_0123456789ABCDEF0123456789ABCDEF"
-    assert constrained_source_var(nonce) == var
-    assert constrained_language_launcher(nonce) == (
-        f"$__mavis{nonce}Source = $env:{var}; Remove-Item -LiteralPath 'Env:{var}'; "
-        f"Invoke-Expression $__mavis{nonce}Source")
-
-
-def test_full_language_launcher_reads_stdin_parses_and_enforces_requires() -> None:
-    from tools_impl.bash.powershell import full_language_launcher
-
-    nonce = "fedcba9876543210fedcba9876543210"
-    text = full_language_launcher(nonce)
-    for needle in ("[Console]::InputEncoding", "[Console]::OutputEncoding", "$OutputEncoding",
-                   f"$__mavis{nonce}Source = [Console]::In.ReadToEnd()",
-                   "[System.Management.Automation.Language.Parser]::ParseInput(", f"$__mavis{nonce}Tokens",
-                   f"$__mavis{nonce}Errors", f"$__mavis{nonce}Ast", f"$__mavis{nonce}Requirements",
-                   "RequiredPSVersion", "RequiredPSEditions", "RequiredApplicationId", "$ShellId", "RequiredModules",
-                   "Import-Module -FullyQualifiedName", "RequiresPSSnapIns", "IsElevationRequired",
-                   "WindowsPrincipal", "'PowerShell {0} is required'", "'PowerShell edition {0} is required'",
-                   "'PowerShell ShellId {0} is required'", "'PowerShell snap-in {0} version {1} is required'",
-                   "'Administrator privileges are required'", "[ScriptBlock]::Create("):
-        assert needle in text, needle
-    assert "; " in text and "\n" not in text
-
-
-def test_launcher_choice_for_windows_powershell_51(tmp_path: Path) -> None:
-    from tools_impl.bash.powershell import LANGUAGE_MODE_PROBES, prepare_invocation
-    from tools_impl.bash.shell import ShellConfig
-
-    probe = tmp_path / "powershell-stub"
-    probe.write_text("#!/bin/sh\necho ConstrainedLanguage\n")
-    probe.chmod(0o755)
-    shell = ShellConfig(str(probe), PS_ARGS, "powershell")
-    LANGUAGE_MODE_PROBES.clear()
-    try:
-        inv = prepare_invocation(shell, "Get-Date", cwd=str(tmp_path), env={}, profile=REFERENCE,
-                                 nonce="a" * 32)
-        var = "MAVIS_POWERSHELL_SOURCE_" + "A" * 32
-        assert inv.stdin_text is None and inv.env_additions == {var: "Get-Date"}
-        assert inv.argv[:4] == (str(probe), *PS_ARGS)
-        full = prepare_invocation(shell, "Get-Date", cwd=str(tmp_path), env={},
-                                  profile=REFERENCE.with_patches({"bash.ps-constrained": False}), nonce="b" * 32)
-        assert full.stdin_text == "Get-Date" and full.env_additions == {}
-        pwsh = prepare_invocation(ShellConfig("/x/pwsh", PS_ARGS, "pwsh"), "Get-Date", cwd=str(tmp_path), env={},
-                                  profile=REFERENCE)
-        assert pwsh.argv == ("/x/pwsh", *PS_ARGS, "Get-Date") and pwsh.stdin_text is None
-    finally:
-        LANGUAGE_MODE_PROBES.clear()
-
-
-@pytest.mark.parametrize(("code", "stdout", "mode"), [
-    (0, "FullLanguage\r\n", "FullLanguage"), (0, "  ConstrainedLanguage ", "ConstrainedLanguage"),
-    (1, "FullLanguage", None), (0, "RestrictedLanguage", None), (0, "", None)])
-def test_language_mode_probe_result(code: int, stdout: str, mode: str | None) -> None:
-    from tools_impl.bash.powershell import parse_probe_output
-
-    assert parse_probe_output(code, stdout) == mode
-
-
-# ---------------------------------------------------------------- §9 Claude Code BashTool profile
-
-
-def classify(command: str, rules: list[str] | None = None, **options: Any) -> dict[str, Any]:
-    from tools_impl.classify.claude_code import classify as run
-
-    return run(command, rules or [], options)
-
-
-def test_claude_read_only_examples() -> None:
-    assert classify('ls src && echo "---" && wc -l README.md')["read_only"] is True
-    assert classify("ls && git push")["read_only"] is False
-    for cmd in ("find . -name x", "grep -r a .", "rg a", "which ls", "cat f", "head f", "tail f", "wc f",
-                "stat f", "file f", "jq . f", "awk '{print $1}' f", "sort f", "uniq f", "tree", "du -sh ."):
-        assert classify(cmd)["read_only"] is True, cmd
-
-
-def test_claude_read_only_is_concurrency_safe_and_allowed_by_default() -> None:
-    ro = classify("cat README.md")
-    assert (ro["read_only"], ro["concurrency_safe"], ro["permission"]) == (True, True, "allow")
-    rw = classify("git push")
-    assert (rw["read_only"], rw["concurrency_safe"], rw["permission"]) == (False, False, "ask")
-
-
-def test_claude_security_parse_subcommands_and_rule_matching() -> None:
-    res = classify("ls && git push", ["git push"])
-    assert (res["parse_kind"], res["subcommands"], res["matched_rules"]) == ("simple", ["ls", "git push"],
-                                                                             ["git push"])
-    assert classify("FOO=1 BAR=2 git status")["subcommands"] == ["git status"]
-
-
-def test_claude_security_parse_fails_safe() -> None:
-    res = classify("echo $(whoami) && if true; then ls; fi", ["never-matches-anything"])
-    assert res["parse_kind"] != "simple"
-    assert res["matched_rules"] == ["never-matches-anything"]
-
-
-def test_claude_timeouts() -> None:
-    assert classify("ls")["timeouts"]["effective_ms"] == 120_000
-    assert classify("ls", timeout_ms=30_000)["timeouts"]["effective_ms"] == 30_000
-    assert classify("ls", timeout_ms=900_000)["timeouts"]["effective_ms"] == 600_000
-    res = classify("ls")
-    assert (res["timeouts"]["default_ms"], res["timeouts"]["max_ms"], res["auto_background"]["after_ms"],
-            res["max_result_chars"]) == (120_000, 600_000, 15_000, 100_000)
-
-
-def test_claude_auto_background_eligibility_follows_the_disable_switch() -> None:
-    assert classify("npm test")["auto_background"]["eligible"] is True
-    assert classify("npm test", background_tasks_disabled=True)["auto_background"]["eligible"] is False
 
 
 # ---------------------------------------------------------------- over the protocol server
@@ -1318,91 +917,6 @@ def test_upstream_engine_has_no_default_timeout_and_no_cap(ws: Path) -> None:
     # 0 and negative timeouts arm no timer at all (no 120 s default either).
     assert outcome({"command": "sleep 0.3; echo ok", "timeout": 0}, pinned(ws, UPSTREAM_PI))[:2] == ("result", "ok\n")
     assert UPSTREAM_PI.with_patches({}).wrapper is False and "maximum" not in str(bash.TOOL.surface_schema(UPSTREAM_PI))
-
-
-def test_rm_shim_is_never_installed_on_windows(ws: Path, tmp_path: Path) -> None:
-    from tools_impl.bash.trash import ensure_rm_shim, resolve_agent_bash_env_policy
-
-    data = tmp_path / "data"
-    ctx = pinned(ws, REFERENCE.replace(data_dir=str(data)))
-    assert ensure_rm_shim(str(data), ctx.profile, "win32") is None
-    policy = resolve_agent_bash_env_policy(ctx, "win32")
-    assert policy.prepend_path is None and policy.spawn_preflight is None
-    assert not (data / "shims").exists()
-    posix = resolve_agent_bash_env_policy(ctx, "linux")
-    assert posix.prepend_path == (f"{data}/shims",) and posix.spawn_preflight is not None
-
-
-def test_output_already_in_the_pipes_at_the_exit_grace_is_not_lost(ws: Path) -> None:
-    """§8.7/§8.8: totals cover the whole stream. With a zero exit grace and a grandchild holding the
-    pipes (no EOF), the last chunks the shell wrote before exiting are still in the pipe when the
-    exit is seen; they must be taken, not dropped."""
-    from tools_impl.bash.engine import run_command
-
-    prof = REFERENCE.replace(bash_exit_stdio_grace_ms=0)
-    for _ in range(3):
-        res = run_command("sleep 2 & head -c 300000 /dev/zero | tr '\\0' a", cwd=str(ws),
-                          env=clean_env(ws.parent / "home"), profile=prof, timeout=None, abort=threading.Event())
-        assert res.details is not None and res.details["truncation"]["totalBytes"] == 300000
-
-
-def test_claude_explicit_timeout_is_used_as_given() -> None:
-    assert classify("ls", timeout_ms=1500.5)["timeouts"]["effective_ms"] == 1500.5
-
-
-def test_layer_a_matches_whole_names_and_prefixes_only() -> None:
-    policy = resolve_bash_env_policy({"mode": "off"}, {}, REFERENCE)
-    env = {"MINIMAX_PROFILE": "1", "MAVIS_AGENTX": "1", "XMAVIS_AGENT": "1", "MY_AGENTARCHON_X": "1",
-           "MAVIS_PORT": "", "MAVIS_SESSION": "s"}
-    res = sanitize_bash_subprocess_env(env, policy, REFERENCE, "linux")
-    # An empty value is still a defined value, so it is reported.
-    assert list(res.removed) == ["MAVIS_PORT", "MAVIS_SESSION"]
-    assert res.env == {"MINIMAX_PROFILE": "1", "MAVIS_AGENTX": "1", "XMAVIS_AGENT": "1", "MY_AGENTARCHON_X": "1"}
-
-
-def spec_truncate_tail(content: str, max_lines: int, max_bytes: int) -> tuple[str, bool, int, bool, str | None]:
-    """§1.1 truncateTail as the mirror image of truncateHead: (content, truncated, outputLines,
-    lastLinePartial, truncatedBy when a limit stopped the walk, else None)."""
-    lines = [] if content == "" else content.split("\n")
-    if content.endswith("\n"):
-        lines.pop()
-    if len(lines) <= max_lines and utf8(content) <= max_bytes:
-        return content, False, len(lines), False, None
-    kept: list[str] = []
-    used = 0
-    stopped_by: str | None = None
-    partial = False
-    for line in reversed(lines):
-        if len(kept) >= max_lines:
-            stopped_by = "lines"
-            break
-        cost = utf8(line) + (1 if kept else 0)
-        if used + cost > max_bytes:
-            stopped_by = "bytes"
-            if not kept:
-                kept.insert(0, spec_utf8_suffix(line.encode(), max_bytes).decode())
-                partial = True
-            break
-        kept.insert(0, line)
-        used += cost
-    return "\n".join(kept), True, len(kept), partial, stopped_by
-
-
-@given(st.lists(st.text(alphabet="ab é€\t", max_size=12), max_size=10), st.booleans(),
-       st.integers(min_value=1, max_value=6), st.integers(min_value=0, max_value=40))
-def test_truncate_tail_is_the_mirror_image_of_truncate_head(lines: list[str], final_newline: bool, max_lines: int,
-                                                             max_bytes: int) -> None:
-    """Invariant: whole lines from the end within both limits, or a UTF-8-safe suffix of an oversized
-    last line; the result never exceeds ``maxBytes`` nor ``maxLines``."""
-    content = "\n".join(lines) + ("\n" if final_newline and lines else "")
-    r = truncate_tail(content, max_lines=max_lines, max_bytes=max_bytes)
-    text, truncated, out_lines, partial, stopped_by = spec_truncate_tail(content, max_lines, max_bytes)
-    assert (r.content, r.truncated, r.output_lines, r.last_line_partial) == (text, truncated, out_lines, partial)
-    if stopped_by is not None:
-        assert r.truncated_by == stopped_by
-    assert (r.total_bytes, r.output_bytes) == (utf8(content), utf8(r.content))
-    if truncated:
-        assert utf8(r.content) <= max_bytes and r.output_lines <= max_lines
 
 
 def test_server_cancel_raises_the_engine_abort_text(served: Served, ws: Path) -> None:

@@ -3,7 +3,9 @@
 Every expected value here is derived from the spec text alone, the way an outside conformance
 suite would derive it: tool name and arguments in, content text / details / is_error / raised
 message out. A representative subset goes through ``python -m tools_impl.server`` over real
-pipes; the rest calls each module's ``execute(args, ctx)``.
+pipes; the rest calls each module's ``execute(args, ctx)``. Checks of pure functions (number and
+size formatting, argument validation text, declared modes) live beside their modules' tests under
+``tests/tools_impl/``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from tools_impl.core.errors import ToolAborted, ToolError
 from tools_impl.core.profile import REFERENCE, UPSTREAM_PI, Profile
 from tools_impl.core.result import ImageBlock, TextBlock, ToolResult
 from tools_impl.edit import tool as edit_tool
-from tools_impl.js.text import format_size, js_number
 from tools_impl.read import tool as read_tool
 from tools_impl.write import tool as write_tool
 
@@ -63,12 +64,6 @@ def num(lines: list[str], start: int = 1) -> str:
 
 # =============================================================================================
 # §0.2 result model, §0.3 paths, §0.7 modes
-
-
-def test_execution_modes_are_parallel_for_read_and_sequential_for_write_and_edit() -> None:
-    assert read_tool.TOOL.mode == "parallel"
-    assert write_tool.TOOL.mode == "sequential"
-    assert edit_tool.TOOL.mode == "sequential"
 
 
 def test_relative_paths_resolve_against_the_workspace_root_and_absolute_paths_are_accepted(tmp_path: Path) -> None:
@@ -151,23 +146,6 @@ def test_a_set_abort_signal_raises_operation_aborted_and_changes_nothing(
     assert str(info.value) == "Operation aborted"
     assert (tmp_path / "a.txt").read_text() == "a"
     assert not (tmp_path / "new.txt").exists()
-
-
-# =============================================================================================
-# §0.4 / §1.1 engine truncation helpers
-
-
-@pytest.mark.parametrize("n,text", [
-    (0, "0B"), (1023, "1023B"), (1024, "1.0KB"), (51200, "50.0KB"), (1280, "1.3KB"),
-    (1048575, "1024.0KB"), (1048576, "1.0MB"), (60000, "58.6KB"), (1572864, "1.5MB"),
-])
-def test_format_size_uses_javascript_to_fixed(n: int, text: str) -> None:
-    assert format_size(n) == text
-
-
-@pytest.mark.parametrize("x,text", [(1, "1"), (0.5, "0.5"), (300.0, "300"), (2.5, "2.5"), (-0.0, "0"), (1e21, "1e+21")])
-def test_numbers_in_messages_use_javascript_to_string(x: float, text: str) -> None:
-    assert js_number(x) == text
 
 
 # =============================================================================================
@@ -1188,18 +1166,6 @@ def test_wrapper_on_with_every_patch_off_still_numbers_and_guards(tmp_path: Path
     assert call("read", {"path": "/dev/zero"}, tmp_path, bare).is_error is True
     assert call("write", {"path": "a.txt", "content": "b"}, tmp_path, bare).text == (
         "Successfully wrote 1 bytes to a.txt (overwrote existing file)")
-
-
-def test_validation_text_prints_received_numbers_like_json_stringify() -> None:
-    from tools_impl.core.arguments import validate_args
-    from tools_impl.core.errors import ArgumentError
-
-    with pytest.raises(ArgumentError) as info:
-        validate_args("read", read_tool.SCHEMA, {"offset": 2.0, "limit": 0.5})
-    assert str(info.value) == (
-        'Validation failed for tool "read":\n  - path: must have required properties path\n\n'
-        'Received arguments:\n{\n  "offset": 2,\n  "limit": 0.5\n}'
-    )
 
 
 def test_a_symlink_loop_fails_in_the_mutation_queue_with_the_realpath_error(tmp_path: Path) -> None:

@@ -4,7 +4,9 @@ Every expected value below is derived from the spec text alone. The tools are dr
 host drives them: ``execute(args, ctx)`` with ``make_context`` over real fixture trees, and the
 real ``python -m tools_impl.server`` over pipes for a representative subset. The argv, cwd and
 exit-code rules are observed through a recording stand-in for ripgrep (``Profile.rg_binary``,
-the profile setting §5 asks for); output formatting is checked against the real ripgrep.
+the profile setting §5 asks for); output formatting is checked against the real ripgrep. Checks
+of pure functions (the absolute glob pattern split) live beside their modules' tests under
+``tests/tools_impl/search/``.
 """
 
 from __future__ import annotations
@@ -1297,26 +1299,6 @@ def test_grep_and_glob_calls_run_in_parallel_over_the_server(ws: Path, fake: Fak
     assert out[2]["result"]["content"][0]["text"] == "a.py"
     assert out[3]["result"]["content"][0]["text"] == "Found 1 files\na.py"
     assert len(fake.calls()) == 3
-
-
-@pytest.mark.parametrize(("pattern", "root", "rest"), [
-    ("/ws/src/*.ts", "/ws/src", "*.ts"),
-    ("/ws/src/a.ts", "/ws/src", "a.ts"),
-    ("/*.conf", "/", "*.conf"),                      # cut at index 0 → "/"
-    ("/a.conf", "/", "a.conf"),
-    ("/ws/{a,b}/x.ts", "/ws", "{a,b}/x.ts"),
-    ("/ws/src/!(x).ts", "/ws/src", "!(x).ts"),       # extglob openers are magic
-    ("/ws/src/+(x).ts", "/ws/src", "+(x).ts"),
-    ("/ws/src/@(x).ts", "/ws/src", "@(x).ts"),
-    ("/ws/a[0-9]/b.ts", "/ws", "a[0-9]/b.ts"),
-    ("/ws/a?/b.ts", "/ws", "a?/b.ts"),
-    ("C:/*.ts", "C:/", "*.ts"),                      # a bare drive gets its slash back
-    ("C:\\src\\*.ts", "C:\\src", "*.ts"),
-    ("C:\\*.ts", "C:/", "*.ts"),
-    ("C:/a.ts", "C:/", "a.ts"),
-])
-def test_glob_absolute_pattern_split(pattern: str, root: str, rest: str) -> None:
-    assert glob_tool.split_absolute_pattern(pattern) == (root, rest)
 
 
 def test_byte_cap_is_exceeded_only_past_the_limit(ws: Path, fake: FakeRg) -> None:

@@ -175,6 +175,23 @@ def test_exec_facts_patch_adds_process_output_on_success(tmp_path: Path) -> None
     assert run("echo out", tmp_path, profile=off).details is None
 
 
+def test_output_already_in_the_pipes_at_the_exit_grace_is_not_lost(tmp_path: Path) -> None:
+    """bash.7/bash.8: totals cover the whole stream. With a zero exit grace and a grandchild holding the
+    pipes (no EOF), the last chunks the shell wrote before exiting are still in the pipe when the
+    exit is seen; they must be taken, not dropped."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    home = tmp_path / "home"
+    (home / "tmp").mkdir(parents=True)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
+           "TMPDIR": str(home / "tmp")}
+    prof = REFERENCE.replace(bash_exit_stdio_grace_ms=0)
+    for _ in range(3):
+        res = run_command("sleep 2 & head -c 300000 /dev/zero | tr '\\0' a", cwd=str(ws),
+                          env=env, profile=prof, timeout=None, abort=threading.Event())
+        assert res.details is not None and res.details["truncation"]["totalBytes"] == 300000
+
+
 # -- kill sequence --------------------------------------------------------------------------
 
 @pytest.mark.slow

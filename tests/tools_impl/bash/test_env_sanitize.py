@@ -81,6 +81,16 @@ def test_layer_a_ignores_the_strict_allowlist() -> None:
     assert removed == ("MAVIS_ACCESS_TOKEN",)
 
 
+def test_layer_a_matches_whole_names_and_prefixes_only() -> None:
+    policy = resolve_bash_env_policy({"mode": "off"}, {}, REFERENCE)
+    env = {"MINIMAX_PROFILE": "1", "MAVIS_AGENTX": "1", "XMAVIS_AGENT": "1", "MY_AGENTARCHON_X": "1",
+           "MAVIS_PORT": "", "MAVIS_SESSION": "s"}
+    res = sanitize_bash_subprocess_env(env, policy, REFERENCE, "linux")
+    # An empty value is still a defined value, so it is reported.
+    assert list(res.removed) == ["MAVIS_PORT", "MAVIS_SESSION"]
+    assert res.env == {"MINIMAX_PROFILE": "1", "MAVIS_AGENTX": "1", "XMAVIS_AGENT": "1", "MY_AGENTARCHON_X": "1"}
+
+
 def test_minimax_profile_list_entry_is_configurable() -> None:
     prof = P.replace(legacy_runtime_env_keys=(*P.legacy_runtime_env_keys, "MINIMAX_PROFILE"))
     assert sanitize_bash_subprocess_env({"MINIMAX_PROFILE": "x"}, BashEnvPolicy("off"), P).removed == ()
@@ -210,6 +220,22 @@ def test_prepend_path_creates_path_when_undefined() -> None:
     assert res.env == {"PATH": "/s"}
 
 
+def test_sanitiser_returns_a_new_environment_and_prepends_absolute_paths_once() -> None:
+    source = {"PATH": "/usr/bin:/bin", "MAVIS_PORT": "1"}
+    policy = resolve_bash_env_policy({"mode": "off", "prependPath": ["/shims", "relative/dir", "/bin"]}, {},
+                                     REFERENCE)
+    res = sanitize_bash_subprocess_env(source, policy, REFERENCE, "linux")
+    assert source == {"PATH": "/usr/bin:/bin", "MAVIS_PORT": "1"}
+    assert res.env == {"PATH": "/shims:/usr/bin:/bin"}
+    assert list(res.removed) == ["MAVIS_PORT"]
+
+
+def test_sanitiser_writes_windows_path_key_only_when_path_is_absent() -> None:
+    policy = resolve_bash_env_policy({"mode": "off", "prependPath": ["C:\\shims"]}, {}, REFERENCE)
+    res = sanitize_bash_subprocess_env({"Path": "C:\\Windows"}, policy, REFERENCE, "win32")
+    assert res.env == {"Path": "C:\\shims;C:\\Windows"}
+
+
 def test_preflight_error_blocks_sanitising() -> None:
     def boom() -> None:
         raise ToolError("blocked")
@@ -247,6 +273,32 @@ def test_explicit_mode_override_wins_and_extras_copied_only_when_given() -> None
     assert pol == BashEnvPolicy("strict")
     pol = resolve_bash_env_policy({"allowlist": ["A"], "prependPath": ["/s"]}, {}, P)
     assert pol == BashEnvPolicy("off", allowlist=("A",), prepend_path=("/s",))
+
+
+@pytest.mark.parametrize(
+    ("env", "mode"),
+    [
+        ({}, "off"),
+        ({"MAVIS_BASH_ENV_SANITIZE": " Strict\n"}, "strict"),
+        ({"MAVIS_BASH_ENV_SANITIZE": "SCRUB"}, "scrub"),
+        ({"MAVIS_BASH_ENV_SANITIZE": "off", "CI": "true"}, "off"),
+        ({"MAVIS_BASH_ENV_SANITIZE": "bogus", "CI": "1"}, "scrub"),
+        ({"MAVIS_BASH_ENV_SANITIZE": "bogus"}, "off"),
+        ({"CI": "yes"}, "scrub"),
+        ({"GITHUB_ACTIONS": "true"}, "scrub"),
+        ({"CI": ""}, "off"),
+        ({"CI": "0"}, "off"),
+        ({"CI": "FALSE"}, "off"),
+        ({"CI": "No"}, "off"),
+        ({"CI": "oFF", "GITHUB_ACTIONS": "false"}, "off"),
+    ],
+)
+def test_mode_resolution_order_and_truthiness(env: dict[str, str], mode: str) -> None:
+    assert resolve_bash_env_policy(None, env, REFERENCE).mode == mode
+
+
+def test_explicit_mode_override_wins_over_the_environment() -> None:
+    assert resolve_bash_env_policy({"mode": "strict"}, {"MAVIS_BASH_ENV_SANITIZE": "off"}, REFERENCE).mode == "strict"
 
 
 def test_mode_variable_name_comes_from_profile() -> None:

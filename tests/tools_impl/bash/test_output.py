@@ -104,6 +104,16 @@ def test_shared_decoder_mangles_interleaved_streams_like_upstream() -> None:
     assert "\ufffd" in acc.snapshot().content
 
 
+def test_parent_death_guard_patch_decodes_each_stream_separately() -> None:
+    def feed(separate: bool) -> str:
+        acc = OutputAccumulator(env={"TMPDIR": "/nonexistent"}, separate_decoders=separate)
+        out = [acc.push(b"\xc3", "stdout"), acc.push(b"x", "stderr"), acc.push(b"\xa9", "stdout"), acc.finish()]
+        return "".join(out)
+
+    assert feed(True) == "xé"
+    assert feed(False) == "\ufffdx\ufffd"
+
+
 def test_invalid_bytes_become_replacement_characters() -> None:
     acc, _ = _acc()
     acc.push(b"a\xffb")

@@ -20,6 +20,7 @@ from tools_impl.bash.powershell import (
     LANGUAGE_MODE_PROBES,
     Invocation,
     constrained_language_launcher,
+    constrained_source_var,
     full_language_launcher,
     parse_probe_output,
     prepare_invocation,
@@ -146,6 +147,31 @@ def test_launchers_use_profile_prefixes() -> None:
     assert "$__mavis" not in full_language_launcher("cd" * 16, "$__y")
 
 
+def test_constrained_language_launcher_text() -> None:
+    nonce = "0123456789abcdef0123456789abcdef"
+    var = "MAVIS_POWERSHELL_SOURCE_0123456789ABCDEF0123456789ABCDEF"
+    assert constrained_source_var(nonce) == var
+    assert constrained_language_launcher(nonce) == (
+        f"$__mavis{nonce}Source = $env:{var}; Remove-Item -LiteralPath 'Env:{var}'; "
+        f"Invoke-Expression $__mavis{nonce}Source")
+
+
+def test_full_language_launcher_reads_stdin_parses_and_enforces_requires() -> None:
+    nonce = "fedcba9876543210fedcba9876543210"
+    text = full_language_launcher(nonce)
+    for needle in ("[Console]::InputEncoding", "[Console]::OutputEncoding", "$OutputEncoding",
+                   f"$__mavis{nonce}Source = [Console]::In.ReadToEnd()",
+                   "[System.Management.Automation.Language.Parser]::ParseInput(", f"$__mavis{nonce}Tokens",
+                   f"$__mavis{nonce}Errors", f"$__mavis{nonce}Ast", f"$__mavis{nonce}Requirements",
+                   "RequiredPSVersion", "RequiredPSEditions", "RequiredApplicationId", "$ShellId", "RequiredModules",
+                   "Import-Module -FullyQualifiedName", "RequiresPSSnapIns", "IsElevationRequired",
+                   "WindowsPrincipal", "'PowerShell {0} is required'", "'PowerShell edition {0} is required'",
+                   "'PowerShell ShellId {0} is required'", "'PowerShell snap-in {0} version {1} is required'",
+                   "'Administrator privileges are required'", "[ScriptBlock]::Create("):
+        assert needle in text, needle
+    assert "; " in text and "\n" not in text
+
+
 def test_parse_probe_output() -> None:
     assert parse_probe_output(0, "FullLanguage\r\n") == "FullLanguage"
     assert parse_probe_output(0, "  ConstrainedLanguage ") == "ConstrainedLanguage"
@@ -153,6 +179,13 @@ def test_parse_probe_output() -> None:
     assert parse_probe_output(None, "FullLanguage") is None
     assert parse_probe_output(0, "RestrictedLanguage") is None
     assert parse_probe_output(0, "FullLanguage\nextra") is None
+
+
+@pytest.mark.parametrize(("code", "stdout", "mode"), [
+    (0, "FullLanguage\r\n", "FullLanguage"), (0, "  ConstrainedLanguage ", "ConstrainedLanguage"),
+    (1, "FullLanguage", None), (0, "RestrictedLanguage", None), (0, "", None)])
+def test_language_mode_probe_result(code: int, stdout: str, mode: str | None) -> None:
+    assert parse_probe_output(code, stdout) == mode
 
 
 # ------------------------------------------------------------------ prepare_invocation
@@ -234,6 +267,29 @@ def test_random_nonce_is_32_hex(fake: FakePowerShell) -> None:
     nonce = var.removeprefix("MAVIS_POWERSHELL_SOURCE_")
     assert len(nonce) == 32 and all(c in "0123456789ABCDEF" for c in nonce)
     assert inv.argv[-1] == constrained_language_launcher(nonce.lower())
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the stand-in powershell is a sh script")
+def test_launcher_choice_for_windows_powershell_51(tmp_path: Path) -> None:
+    probe = tmp_path / "powershell-stub"
+    probe.write_text("#!/bin/sh\necho ConstrainedLanguage\n")
+    probe.chmod(0o755)
+    shell = ShellConfig(str(probe), PS_ARGS, "powershell")
+    LANGUAGE_MODE_PROBES.clear()
+    try:
+        inv = prepare_invocation(shell, "Get-Date", cwd=str(tmp_path), env={}, profile=REFERENCE,
+                                 nonce="a" * 32)
+        var = "MAVIS_POWERSHELL_SOURCE_" + "A" * 32
+        assert inv.stdin_text is None and inv.env_additions == {var: "Get-Date"}
+        assert inv.argv[:4] == (str(probe), *PS_ARGS)
+        full = prepare_invocation(shell, "Get-Date", cwd=str(tmp_path), env={},
+                                  profile=REFERENCE.with_patches({"bash.ps-constrained": False}), nonce="b" * 32)
+        assert full.stdin_text == "Get-Date" and full.env_additions == {}
+        pwsh = prepare_invocation(ShellConfig("/x/pwsh", PS_ARGS, "pwsh"), "Get-Date", cwd=str(tmp_path), env={},
+                                  profile=REFERENCE)
+        assert pwsh.argv == ("/x/pwsh", *PS_ARGS, "Get-Date") and pwsh.stdin_text is None
+    finally:
+        LANGUAGE_MODE_PROBES.clear()
 
 
 # ------------------------------------------------------------------ probe: timeout and abort

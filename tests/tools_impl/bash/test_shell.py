@@ -16,13 +16,15 @@ from tools_impl.bash.shell import (
     prepend_engine_bin,
 )
 from tools_impl.core.errors import ToolError
-from tools_impl.core.profile import REFERENCE, UPSTREAM_PI
+from tools_impl.core.profile import REFERENCE, UPSTREAM_PI, Profile
 
 PWSH7 = "C:\\Program Files\\PowerShell\\7\\pwsh.exe"
 PS51 = "C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe"
 GIT64 = "C:\\Program Files\\Git\\bin\\bash.exe"
 GIT86 = "C:\\Program Files (x86)\\Git\\bin\\bash.exe"
 WIN_ENV = {"ProgramFiles": "C:\\Program Files", "ProgramFiles(x86)": "C:\\Program Files (x86)"}
+# The spec's PowerShell arguments, literally (not the implementation's POWERSHELL_ARGS).
+PS_ARGS = ("-NoProfile", "-NonInteractive", "-Command")
 
 
 def fs(*paths: str) -> Callable[[str], bool]:
@@ -157,6 +159,70 @@ def test_windows_upstream_error_lists_only_set_program_files_vars() -> None:
     with pytest.raises(ToolError) as exc:
         win(UPSTREAM_PI, exists=fs(), env={"ProgramFiles": "E:\\PF"})
     assert str(exc.value).endswith("Searched Git Bash in:\n  E:\\PF\\Git\\bin\\bash.exe")
+
+
+# ------------------------------------------------------------------ the spec's selection tables
+
+
+def shell_choice(platform: str, present: set[str], which: dict[str, str], env: dict[str, str] | None = None,
+                 profile: Profile = REFERENCE) -> tuple[str, tuple[str, ...], str]:
+    """(shell, args, type) chosen on ``platform`` when exactly ``present`` exist and ``which`` resolves names."""
+    cfg = get_shell_config(profile, env or {}, platform=platform, exists=lambda p: p in present,
+                           which=lambda name: which.get(name))
+    return cfg.shell, tuple(cfg.args), cfg.type
+
+
+def test_unix_shell_selection_order() -> None:
+    assert shell_choice("linux", {"/bin/bash", "/usr/local/bin/bash"}, {"bash": "/usr/local/bin/bash"}) == (
+        "/bin/bash", ("-c",), "bash")
+    assert shell_choice("linux", {"/usr/local/bin/bash"}, {"bash": "/usr/local/bin/bash"}) == (
+        "/usr/local/bin/bash", ("-c",), "bash")
+    assert shell_choice("darwin", set(), {}) == ("sh", ("-c",), "bash")
+
+
+def test_windows_shell_selection_order_reference() -> None:
+    every = {"D:\\ps\\pwsh.exe", PWSH7, PS51, GIT64, GIT86, "D:\\bin\\bash.exe"}
+    which = {"pwsh.exe": "D:\\ps\\pwsh.exe", "bash.exe": "D:\\bin\\bash.exe"}
+    assert shell_choice("win32", every, which, WIN_ENV) == ("D:\\ps\\pwsh.exe", PS_ARGS, "pwsh")
+    assert shell_choice("win32", every - {"D:\\ps\\pwsh.exe"}, {"bash.exe": "D:\\bin\\bash.exe"}, WIN_ENV) == (
+        PWSH7, PS_ARGS, "pwsh")
+    assert shell_choice("win32", {PS51, GIT64}, {}, WIN_ENV) == (PS51, PS_ARGS, "powershell")
+    assert shell_choice("win32", {GIT64, GIT86}, {}, WIN_ENV) == (GIT64, ("-c",), "bash")
+    assert shell_choice("win32", {GIT86}, {}, WIN_ENV) == (GIT86, ("-c",), "bash")
+    assert shell_choice("win32", {"D:\\bin\\bash.exe"}, {"bash.exe": "D:\\bin\\bash.exe"}, WIN_ENV) == (
+        "D:\\bin\\bash.exe", ("-c",), "bash")
+    with pytest.raises(ToolError) as exc:
+        shell_choice("win32", set(), {}, WIN_ENV)
+    assert str(exc.value).startswith("No shell found. Options:")
+
+
+def test_windows_shell_selection_upstream_and_its_error_text() -> None:
+    up = REFERENCE.with_patches({"shell.windows-powershell": False})
+    assert shell_choice("win32", {PWSH7, PS51, GIT86}, {"pwsh.exe": PWSH7}, WIN_ENV, up) == (GIT86, ("-c",), "bash")
+    with pytest.raises(ToolError) as exc:
+        shell_choice("win32", {PWSH7}, {}, WIN_ENV, up)
+    assert str(exc.value) == (
+        "No bash shell found. Options:\n"
+        "  1. Install Git for Windows: https://git-scm.com/download/win\n"
+        "  2. Add your bash to PATH (Cygwin, MSYS2, etc.)\n"
+        "  3. Set shellPath in settings.json\n"
+        "\n"
+        "Searched Git Bash in:\n"
+        f"  {GIT64}\n"
+        f"  {GIT86}")
+
+
+def test_custom_shell_type_inference_and_upstream_dash_c() -> None:
+    for path, expected in [("/opt/pwsh/7/pwsh", ("pwsh", PS_ARGS)), (PS51, ("powershell", PS_ARGS)),
+                           ("/usr/bin/zsh", ("bash", ("-c",)))]:
+        prof = REFERENCE.replace(shell_path=path)
+        got = shell_choice("linux", {path}, {}, None, prof)
+        assert (got[2], got[1]) == expected
+        upstream = prof.with_patches({"shell.windows-powershell": False})
+        assert shell_choice("linux", {path}, {}, None, upstream)[1] == ("-c",)
+    with pytest.raises(ToolError) as exc:
+        shell_choice("linux", set(), {}, None, REFERENCE.replace(shell_path="/x/pwsh"))
+    assert str(exc.value) == "Custom shell path not found: /x/pwsh"
 
 
 # ------------------------------------------------------------------ engine bin dir / PATH base

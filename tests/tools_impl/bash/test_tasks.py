@@ -240,21 +240,6 @@ def test_managed_completion_marks_metadata_foreground(tmp_path: Path) -> None:
 
 # -- pure functions ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("timeout", "expected"), [
-    (None, 1_800_000), (0, 1_800_000), (-5, 1_800_000), (120, 1_800_000), (3600, 3_600_000),
-    (2_147_483, 2_147_483_000), (3_000_000, 2_147_483_647),
-])
-def test_resolve_background_max_run_ms(timeout: float | None, expected: float) -> None:
-    assert tasks.resolve_background_bash_max_run_ms(timeout) == expected
-
-
-@pytest.mark.parametrize(("ms", "expected"), [
-    (float("nan"), 1_800_000), (0, 1), (-3, 1), (5, 5), (1e12, 2_147_483_647),
-])
-def test_cap_background_max_run_ms(ms: float, expected: float) -> None:
-    assert tasks.cap_background_bash_max_run_ms(ms) == expected
-
-
 def test_task_description_is_first_line_head() -> None:
     assert tasks.task_description("\n  echo a\necho b") == "echo a"
     assert len(tasks.task_description("x" * 200)) == 80

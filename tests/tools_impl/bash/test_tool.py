@@ -41,6 +41,19 @@ def profile(request: pytest.FixtureRequest) -> Profile:
     return REFERENCE if request.param == "managed" else DIRECT
 
 
+# -- declaration ----------------------------------------------------------------------------
+
+def test_schema_and_mode_of_the_bash_tool() -> None:
+    schema = bash.TOOL.surface_schema(REFERENCE)
+    assert schema["required"] == ["command"]
+    props = schema["properties"]
+    assert props["command"] == {"type": "string"}
+    assert props["timeout"]["type"] == "number" and props["timeout"]["maximum"] == 2147483
+    assert props["run_in_background"] == {"type": "boolean"}
+    assert set(props) == {"command", "timeout", "run_in_background"}
+    assert bash.TOOL.mode == "sequential"
+
+
 # -- outcomes -------------------------------------------------------------------------------
 
 def test_nonzero_exit_is_returned_as_error_with_engine_text(tmp_path: Path, profile: Profile) -> None:
@@ -129,14 +142,6 @@ def test_background_without_task_output_is_refused(tmp_path: Path) -> None:
 
 
 # -- timeouts -------------------------------------------------------------------------------
-
-@pytest.mark.parametrize(("given_timeout", "expected"), [
-    (None, 120), (0, 120), (-1, 120), (float("nan"), 120), (float("inf"), 120), (float("-inf"), 120),
-    ("5", 120), (True, 120), (0.5, 0.5), (1, 1), (299.5, 299.5), (300, 300), (301, 300), (1e9, 300),
-])
-def test_resolve_foreground_timeout_defaults_and_clamps(given_timeout: object, expected: float) -> None:
-    assert bash.resolve_foreground_timeout(given_timeout) == expected
-
 
 def test_timeout_argument_is_coerced_or_rejected_by_host_validation() -> None:
     schema = bash.TOOL.surface_schema(REFERENCE)

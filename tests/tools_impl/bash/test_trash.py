@@ -25,7 +25,7 @@ from tools_impl.bash.trash import (
     target_rejected,
     trash_program_path,
 )
-from tools_impl.core.context import make_context
+from tools_impl.core.context import ToolContext, WorkspaceState, make_context
 from tools_impl.core.errors import ToolError
 from tools_impl.core.profile import REFERENCE
 from tools_impl.core.result import ToolResult
@@ -90,6 +90,19 @@ def test_shim_rewritten_only_when_content_differs_and_chmod_reapplied(data_dir: 
 def test_shim_never_installed_on_win32(tmp_path: Path) -> None:
     assert ensure_rm_shim(str(tmp_path / "d"), REFERENCE, "win32") is None
     assert not (tmp_path / "d").exists()
+
+
+def test_rm_shim_is_never_installed_on_windows(ws: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    # A pinned environment: nothing of the caller's (CI, a sanitiser mode) reaches the policy.
+    ctx = ToolContext(WorkspaceState(root=str(ws), env={"PATH": "/usr/bin:/bin"},
+                                     profile=REFERENCE.replace(data_dir=str(data))))
+    assert ensure_rm_shim(str(data), ctx.profile, "win32") is None
+    policy = resolve_agent_bash_env_policy(ctx, "win32")
+    assert policy.prepend_path is None and policy.spawn_preflight is None
+    assert not (data / "shims").exists()
+    posix = resolve_agent_bash_env_policy(ctx, "linux")
+    assert posix.prepend_path == (f"{data}/shims",) and posix.spawn_preflight is not None
 
 
 # ------------------------------------------------------------------ rm through the shim
@@ -362,6 +375,15 @@ def test_target_rejection_rules() -> None:
     assert target_rejected("x", "C:\\Program Files (x86)\\ws")
     assert target_rejected("e:\\PROGRAM FILES\\x", "E:\\")
     assert not target_rejected("e:\\data\\x", "E:\\")
+
+
+def test_host_trash_rejects_targets_under_windows_system_directories() -> None:
+    assert target_rejected("C:\\Windows\\x.dll", "C:\\") is True
+    assert target_rejected("c:\\program files (x86)\\app", "C:\\") is True
+    assert target_rejected("C:\\Program Files\\app", "C:\\") is True
+    assert target_rejected("C:\\work\\a.txt", "C:\\") is False
+    assert target_rejected("sub\\a.txt", "C:\\work") is False
+    assert target_rejected("D:\\other\\a.txt", "C:\\work") is True
 
 
 def test_host_trash_result_runs_the_node_executable_with_sanitised_env(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ rule matching, timeouts, and the ``classify`` entry point."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -273,6 +274,60 @@ def test_profile_is_a_frozen_dataclass_with_options() -> None:
     assert {"cd_forfeits_read_only", "all_neutral_read_only", "wildcard_syntax"} <= {
         f.name for f in dataclasses.fields(ClaudeBashProfile)
     }
+
+
+# ------------------------------------------------------------------ the spec's examples through classify
+
+
+def verdict(command: str, rules: list[str] | None = None, **options: Any) -> dict[str, Any]:
+    """``classify`` with no rules and no options unless given."""
+    return classify(command, rules or [], options)
+
+
+def test_claude_read_only_examples() -> None:
+    assert verdict('ls src && echo "---" && wc -l README.md')["read_only"] is True
+    assert verdict("ls && git push")["read_only"] is False
+    for cmd in ("find . -name x", "grep -r a .", "rg a", "which ls", "cat f", "head f", "tail f", "wc f",
+                "stat f", "file f", "jq . f", "awk '{print $1}' f", "sort f", "uniq f", "tree", "du -sh ."):
+        assert verdict(cmd)["read_only"] is True, cmd
+
+
+def test_claude_read_only_is_concurrency_safe_and_allowed_by_default() -> None:
+    ro = verdict("cat README.md")
+    assert (ro["read_only"], ro["concurrency_safe"], ro["permission"]) == (True, True, "allow")
+    rw = verdict("git push")
+    assert (rw["read_only"], rw["concurrency_safe"], rw["permission"]) == (False, False, "ask")
+
+
+def test_claude_security_parse_subcommands_and_rule_matching() -> None:
+    res = verdict("ls && git push", ["git push"])
+    assert (res["parse_kind"], res["subcommands"], res["matched_rules"]) == ("simple", ["ls", "git push"],
+                                                                             ["git push"])
+    assert verdict("FOO=1 BAR=2 git status")["subcommands"] == ["git status"]
+
+
+def test_claude_security_parse_fails_safe() -> None:
+    res = verdict("echo $(whoami) && if true; then ls; fi", ["never-matches-anything"])
+    assert res["parse_kind"] != "simple"
+    assert res["matched_rules"] == ["never-matches-anything"]
+
+
+def test_claude_timeouts() -> None:
+    assert verdict("ls")["timeouts"]["effective_ms"] == 120_000
+    assert verdict("ls", timeout_ms=30_000)["timeouts"]["effective_ms"] == 30_000
+    assert verdict("ls", timeout_ms=900_000)["timeouts"]["effective_ms"] == 600_000
+    res = verdict("ls")
+    assert (res["timeouts"]["default_ms"], res["timeouts"]["max_ms"], res["auto_background"]["after_ms"],
+            res["max_result_chars"]) == (120_000, 600_000, 15_000, 100_000)
+
+
+def test_claude_auto_background_eligibility_follows_the_disable_switch() -> None:
+    assert verdict("npm test")["auto_background"]["eligible"] is True
+    assert verdict("npm test", background_tasks_disabled=True)["auto_background"]["eligible"] is False
+
+
+def test_claude_explicit_timeout_is_used_as_given() -> None:
+    assert verdict("ls", timeout_ms=1500.5)["timeouts"]["effective_ms"] == 1500.5
 
 
 # ------------------------------------------------------------------ property

@@ -6,6 +6,7 @@ import pytest
 
 from tools_impl.core.arguments import validate_args
 from tools_impl.core.errors import ArgumentError
+from tools_impl.read import tool as read_tool
 
 SCHEMA = {
     "properties": {"path": {"type": "string"}, "offset": {"type": "number"}, "flag": {"type": "boolean"},
@@ -81,3 +82,12 @@ def test_nested_item_errors_name_the_dotted_instance_path() -> None:
         validate_args("edit", PI_EDIT, {"path": "a", "edits": [{"oldText": 1, "newText": []}]})
     # a number is coerced to a string (as the host's coercion does); an array is not
     assert str(info.value).split("\n")[1:3] == ["  - edits.0.newText: must be string", ""]
+
+
+def test_validation_text_prints_received_numbers_like_json_stringify() -> None:
+    with pytest.raises(ArgumentError) as info:
+        validate_args("read", read_tool.SCHEMA, {"offset": 2.0, "limit": 0.5})
+    assert str(info.value) == (
+        'Validation failed for tool "read":\n  - path: must have required properties path\n\n'
+        'Received arguments:\n{\n  "offset": 2,\n  "limit": 0.5\n}'
+    )

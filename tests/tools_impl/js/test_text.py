@@ -46,6 +46,19 @@ def test_format_size_uses_b_kb_mb_with_one_decimal(size: int, expected: str) -> 
     assert format_size(size) == expected
 
 
+@pytest.mark.parametrize("n,text", [
+    (0, "0B"), (1023, "1023B"), (1024, "1.0KB"), (51200, "50.0KB"), (1280, "1.3KB"),
+    (1048575, "1024.0KB"), (1048576, "1.0MB"), (60000, "58.6KB"), (1572864, "1.5MB"),
+])
+def test_format_size_uses_javascript_to_fixed(n: int, text: str) -> None:
+    assert format_size(n) == text
+
+
+@pytest.mark.parametrize("x,text", [(1, "1"), (0.5, "0.5"), (300.0, "300"), (2.5, "2.5"), (-0.0, "0"), (1e21, "1e+21")])
+def test_numbers_in_messages_use_javascript_to_string(x: float, text: str) -> None:
+    assert js_number(x) == text
+
+
 def test_utf16_len_counts_astral_characters_as_two_units() -> None:
     assert utf16_len("a😀é") == 4
 

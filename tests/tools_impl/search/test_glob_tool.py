@@ -132,6 +132,26 @@ def test_absolute_pattern_split(pattern: str, root: str, rest: str) -> None:
     assert split_absolute_pattern(pattern) == (root, rest)
 
 
+@pytest.mark.parametrize(("pattern", "root", "rest"), [
+    ("/ws/src/*.ts", "/ws/src", "*.ts"),
+    ("/ws/src/a.ts", "/ws/src", "a.ts"),
+    ("/*.conf", "/", "*.conf"),                      # cut at index 0 → "/"
+    ("/a.conf", "/", "a.conf"),
+    ("/ws/{a,b}/x.ts", "/ws", "{a,b}/x.ts"),
+    ("/ws/src/!(x).ts", "/ws/src", "!(x).ts"),       # extglob openers are magic
+    ("/ws/src/+(x).ts", "/ws/src", "+(x).ts"),
+    ("/ws/src/@(x).ts", "/ws/src", "@(x).ts"),
+    ("/ws/a[0-9]/b.ts", "/ws", "a[0-9]/b.ts"),
+    ("/ws/a?/b.ts", "/ws", "a?/b.ts"),
+    ("C:/*.ts", "C:/", "*.ts"),                      # a bare drive gets its slash back
+    ("C:\\src\\*.ts", "C:\\src", "*.ts"),
+    ("C:\\*.ts", "C:/", "*.ts"),
+    ("C:/a.ts", "C:/", "a.ts"),
+])
+def test_glob_absolute_pattern_split(pattern: str, root: str, rest: str) -> None:
+    assert split_absolute_pattern(pattern) == (root, rest)
+
+
 def test_static_prefix_and_exact_file() -> None:
     assert static_dir_prefix("src/**/*.ts") == "src"
     assert static_dir_prefix("src/a/b.ts") == "src/a"

@@ -6,7 +6,10 @@ import pytest
 
 from tools_impl.core.profile import REFERENCE, UPSTREAM_PI
 from tools_impl.core.tool import EXECUTION_MODES, Tool
+from tools_impl.edit import tool as edit_tool
+from tools_impl.read import tool as read_tool
 from tools_impl.server.tools import NON_TOOL_OPS, TOOLS, tool_names
+from tools_impl.write import tool as write_tool
 
 EXPECTED_MODES = {"read": "parallel", "write": "sequential", "edit": "sequential",
                   "grep": "parallel", "glob": "parallel", "bash": "sequential"}
@@ -35,6 +38,12 @@ def test_every_tool_declares_mode_schema_prepare_and_execute(name: str) -> None:
     assert tool.surface_schema(REFERENCE)["required"] == minimax
     assert tool.surface_schema(UPSTREAM_PI)["required"] == pi
     assert callable(tool.prepare) and callable(tool.execute)
+
+
+def test_execution_modes_are_parallel_for_read_and_sequential_for_write_and_edit() -> None:
+    assert read_tool.TOOL.mode == "parallel"
+    assert write_tool.TOOL.mode == "sequential"
+    assert edit_tool.TOOL.mode == "sequential"
 
 
 def test_only_edit_prepares_arguments_and_only_outside_the_file_path_form() -> None:
