@@ -27,6 +27,7 @@ from benchmarks.servers import (
     reference_spec,
 )
 from benchmarks.suite import Row, Settings, default_workdir, machine_description, rows_json, run_all
+from tools_impl.search.ripgrep import RG_BINARIES
 
 DEFAULT_PI_VERSION = "0.79.1"
 SECTIONS = ("per-call", "edit-size", "growth", "rg", "corpus", "docker")
@@ -81,9 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.quiet:
             print(f"[bench] {message}", file=sys.stderr, flush=True)
 
-    from tools_impl.search.ripgrep import resolve_rg_binary
-
-    rg_binary = resolve_rg_binary(None, os.environ.get("PATH", ""))
+    rg_binary = RG_BINARIES.resolve(None, os.environ.get("PATH", ""))
     fd_binary, fd_note = find_fd()
     other_label = f"pi {args.pi}"
     other_missing = ""
