@@ -19,6 +19,7 @@ from typing import TextIO
 from harness.cli import (
     baseline_commands,
     container_commands,
+    coverage_commands,
     record_commands,
     run_commands,
     server_commands,
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     container_commands.register_cli(sub)    # images build, docker cleanup
     matrix.register_cli(sub)                # matrix
     import_command.register_cli(sub)        # import
+    coverage_commands.register_cli(sub)     # coverage
     return parser
 
 
