@@ -57,3 +57,10 @@ def test_coverage_cli_prints_one_line_per_rule() -> None:
     rules, _ = load_rules(SPEC)
     lines = out.getvalue().splitlines()
     assert [line.split()[0] for line in lines[:len(rules)]] == [r.id for r in rules]
+
+
+def test_every_rule_that_is_not_exempt_has_a_scenario() -> None:
+    rules, problems = load_rules(SPEC)
+    cov = build_coverage(rules, _corpus(), problems)
+    assert [r.id for r in cov.uncovered] == []
+    assert cov.complete
