@@ -20,6 +20,7 @@ from harness.cli import (
     baseline_commands,
     container_commands,
     coverage_commands,
+    patches_commands,
     record_commands,
     run_commands,
     server_commands,
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     matrix.register_cli(sub)                # matrix
     import_command.register_cli(sub)        # import
     coverage_commands.register_cli(sub)     # coverage
+    patches_commands.register_cli(sub)      # patches
     return parser
 
 
