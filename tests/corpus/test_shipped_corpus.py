@@ -64,6 +64,14 @@ _VOLATILE = [
 ]
 
 
+# The docker image installs the reference without its optional extras (tree-sitter-bash for the
+# classify op's security parse, pypdf): the details of these scenarios legitimately differ, and
+# their expectations pin only what holds either way.
+NEEDS_EXTRAS = ("classify/", "read/binary/pdf-not-by-extension")
+# Count mode lists files in ripgrep's (parallel, unsorted) order, so which file comes first on a
+# page differs between runs; these scenarios pin the page with a regex.
+UNORDERED = ("grep/cases/count-paging", "grep/ripgrep/byte-cap")
+
 # Task bookkeeping that is wall-clock or process specific by nature.
 _VOLATILE_KEYS = frozenset({"pid", "created_at", "started_at", "ended_at", "parentSessionId", "parentTurnId"})
 
@@ -108,8 +116,9 @@ def test_shipped_corpus_passes_on_docker_with_the_same_observations_as_local(
     local_obs, docker_obs = _observations(local_run), _observations(docker_run)
     shared = sorted(set(local_obs) & set(docker_obs))
     assert len(shared) >= 100
-    differing = {key: (local_obs[key], docker_obs[key]) for key in shared if local_obs[key] != docker_obs[key]}
-    assert differing == {}
+    differing = {key: (local_obs[key], docker_obs[key]) for key in shared if local_obs[key] != docker_obs[key]
+                 and not key[0].startswith(NEEDS_EXTRAS) and key[0] not in UNORDERED}
+    assert sorted(differing) == [], "\n".join(f"{k}: {v}" for k, v in sorted(differing.items()))[:3000]
 
 
 def test_upstream_emulation_matches_behaviour_recorded_from_published_pi() -> None:
