@@ -20,6 +20,8 @@ from harness import __version__
 from harness.cli import (
     baseline_commands,
     container_commands,
+    coverage_commands,
+    patches_commands,
     record_commands,
     run_commands,
     server_commands,
@@ -50,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     matrix.register_cli(sub)                # matrix
     import_command.register_cli(sub)        # import
     init_command.register_cli(sub)          # init
+    coverage_commands.register_cli(sub)     # coverage
+    patches_commands.register_cli(sub)      # patches
     return parser
 
 

@@ -57,7 +57,7 @@ from harness.model.scenario import (
     WorkspaceEntry,
     encode_text,
 )
-from tools_impl.core.profile import ProfileProblem, profile_problems
+from tools_impl.core.profile import ALL_PATCHES, ProfileProblem, profile_problems
 
 ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9._/-]*")
 ID_PATTERN_TEXT = "[a-z0-9][a-z0-9._/-]*"
@@ -69,7 +69,7 @@ ERROR_KINDS = ("tool", "aborted", "validation", "protocol", "internal")
 CONTENT_TYPES = ("text", "image")
 SAVE_ROOTS = ("details", "text", "result", "error")
 
-TOP_KEYS = ("id", "title", "tags", "requires", "surface", "profile", "env", "normalize", "workspace",
+TOP_KEYS = ("id", "title", "tags", "spec", "patches", "requires", "surface", "profile", "env", "normalize", "workspace",
             "steps", "files", "processes")
 REQUIRES_KEYS = (*CONDITION_NAMES, "tools")
 WHEN_KEYS = CONDITION_NAMES
@@ -78,7 +78,12 @@ WORKSPACE_KEYS = ("from", "files", "git")
 WS_FROM_KEYS = (*SOURCE_KINDS, "rev", "exclude", "sha256")
 WS_FILE_KEYS = ("path", "text", "encoding", "bom", "eol", "mode", "mtime", "base64", "symlink", "fifo", "dir")
 WS_CONTENT_KEYS = ("text", "base64", "symlink", "fifo", "dir")
-STEP_KEYS = ("id", "tool", "op", "args", "timeout", "when", "expect", "platform", "save")
+STEP_KEYS = ("id", "tool", "op", "args", "timeout", "when", "expect", "reason", "platform", "save")
+SPEC_ID_PATTERN = re.compile(r"[a-z][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)*")
+PATCH_STATES = ("on", "off")
+EXPECT_NONE = "none"
+MISSING_EXPECT = ("required field is missing (every step asserts something; "
+                  "write expect: none with a reason: if it really checks nothing)")
 EXPECT_KEYS = ("status", "is_error", "text", "error", "error_kind", "details", "details_absent",
                "content_types", "files", "duration")
 TEXT_KEYS = ("equals", "contains", "not_contains", "regex", "lines", "max_bytes", "min_bytes",
@@ -231,6 +236,19 @@ def _expectation(r: YamlReader, pairs: Pairs, field: str) -> Expectation:
     return Expectation(**kw)
 
 
+def _vacuous(r: YamlReader, node: Node, pairs: Pairs, field: str) -> None:
+    """Refuse expectations that every observation satisfies: an empty ``expect``, ``details: {}``
+    (a subset match of nothing), an empty text matcher or empty file checks."""
+    if isinstance(node, yaml.MappingNode) and not node.value:
+        r.problem(node, field, "expected at least one check (an empty expect matches every observation)")
+    for key in ("details", "files"):
+        if key in pairs and isinstance(pairs[key][1], yaml.MappingNode) and not pairs[key][1].value:
+            r.problem(pairs[key][1], f"{field}.{key}", f"{key}: {{}} matches every observation; name what to check")
+    for key in ("text", "error"):
+        if key in pairs and isinstance(pairs[key][1], yaml.MappingNode) and not pairs[key][1].value:
+            r.problem(pairs[key][1], f"{field}.{key}", f"{key}: {{}} matches every string; name a matcher")
+
+
 def _step(r: YamlReader, node: Node, index: int, seen_ids: dict[str, int]) -> Step | None:
     field = f"steps[{index}]"
     pairs = r.mapping(node, field, STEP_KEYS)
@@ -270,10 +288,21 @@ def _step(r: YamlReader, node: Node, index: int, seen_ids: dict[str, int]) -> St
         when = dict(_requires(r, pairs["when"][1], f"{field}.when", WHEN_KEYS).items())
     exp_pairs: Pairs = {}
     raw_expect: dict[str, Any] = {}
-    if "expect" in pairs:
-        exp_pairs = r.mapping(pairs["expect"][1], f"{field}.expect", EXPECT_KEYS) or {}
-        raw = r.plain(pairs["expect"][1], f"{field}.expect")
+    reason = ""
+    if "reason" in pairs:
+        reason = r.string(pairs["reason"][1], f"{field}.reason", allow_empty=False) or ""
+    expect_node = pairs["expect"][1] if "expect" in pairs else None
+    expect_none = isinstance(expect_node, yaml.ScalarNode) and r.value(expect_node) == EXPECT_NONE
+    if expect_node is not None and expect_none:
+        if not reason:
+            r.problem(expect_node, f"{field}.expect", "expect: none needs a reason: saying why the step checks nothing")
+    elif expect_node is not None:
+        exp_pairs = r.mapping(expect_node, f"{field}.expect", EXPECT_KEYS) or {}
+        raw = r.plain(expect_node, f"{field}.expect")
         raw_expect = raw if isinstance(raw, dict) else {}
+        _vacuous(r, expect_node, exp_pairs, f"{field}.expect")
+    if reason and not expect_none:
+        r.problem(pairs["reason"][0], f"{field}.reason", "only allowed with expect: none")
     expect = _expectation(r, exp_pairs, f"{field}.expect")
     platform: list[tuple[str, Expectation]] = []
     if "platform" in pairs:
@@ -296,7 +325,7 @@ def _step(r: YamlReader, node: Node, index: int, seen_ids: dict[str, int]) -> St
                     save.append((name, src))
     return Step(id=step_id, index=index, line=node.start_mark.line + 1, tool=tool, op=op, args=args,
                 timeout=timeout, when=when, expect=expect, platform=tuple(platform), save=tuple(save),
-                raw_expect=raw_expect)
+                raw_expect=raw_expect, reason=reason)
 
 
 def _workspace_from(r: YamlReader, node: Node) -> tuple[WorkspaceEntry, ...]:
@@ -422,6 +451,38 @@ def _overlay_node(pairs: Pairs, problem: ProfileProblem) -> Node:
     return value_node if problem.in_value else key_node
 
 
+def _spec_ids(r: YamlReader, node: Node) -> tuple[str, ...]:
+    """``spec: [read.6, bash.env.2]``: rule ids (whether each names a rule is checked by
+    ``harness.corpus.coverage`` against docs/spec/)."""
+    out: list[str] = []
+    for i, item in enumerate(r.sequence(node, "spec") or [], 1):
+        rid = r.string(item, f"spec[{i}]", allow_empty=False)
+        if rid is None:
+            continue
+        if not SPEC_ID_PATTERN.fullmatch(rid):
+            r.problem(item, f"spec[{i}]", f"expected a rule id such as read.6 or bash.env.2, got {rid!r}")
+        elif rid in out:
+            r.problem(item, f"spec[{i}]", f"duplicate rule id {rid!r}")
+        else:
+            out.append(rid)
+    return tuple(out)
+
+
+def _patch_pins(r: YamlReader, node: Node) -> tuple[tuple[str, str], ...]:
+    """``patches: {edit.fuzzy-span: on}``: the toggle states the scenario pins. YAML reads bare
+    on/off as booleans; both spellings are accepted."""
+    out: list[tuple[str, str]] = []
+    for name, (_, v) in (r.mapping(node, "patches", ALL_PATCHES) or {}).items():
+        value = r.value(v)
+        if isinstance(value, bool):
+            out.append((name, "on" if value else "off"))
+        elif value in PATCH_STATES:
+            out.append((name, str(value)))
+        else:
+            r.expected(v, f"patches.{name}", "on or off")
+    return tuple(out)
+
+
 def _env(r: YamlReader, node: Node) -> dict[str, str | None]:
     pairs = r.mapping(node, "env", None) or {}
     out: dict[str, str | None] = {}
@@ -451,6 +512,10 @@ def _scenario(r: YamlReader, root: Node) -> Scenario | None:
         kw["title"] = r.string(pairs["title"][1], "title") or ""
     if "tags" in pairs:
         kw["tags"] = r.strings(pairs["tags"][1], "tags") or ()
+    if "spec" in pairs:
+        kw["spec"] = _spec_ids(r, pairs["spec"][1])
+    if "patches" in pairs:
+        kw["patches"] = _patch_pins(r, pairs["patches"][1])
     if "requires" in pairs:
         kw["requires"] = _requires(r, pairs["requires"][1], "requires", REQUIRES_KEYS)
     if "surface" in pairs:
@@ -486,18 +551,24 @@ def _scenario(r: YamlReader, root: Node) -> Scenario | None:
     return Scenario(id=sid, path=r.path, line=line, **kw)
 
 
-def parse_scenario_text(text: str, path: str) -> Scenario:
-    """Parse one scenario document; raises ``ScenarioError`` listing every problem."""
+def parse_scenario_text(text: str, path: str, strict: bool = False) -> Scenario:
+    """Parse one scenario document; raises ``ScenarioError`` listing every problem. ``strict``
+    (the shipped corpus's rule) also refuses a step without ``expect`` unless it says
+    ``expect: none`` with a ``reason``."""
     scenario, problems = parse_yaml_document(text, path, _scenario)
+    if strict and scenario is not None:
+        problems = problems + [f"{path}:{st.line}: steps[{st.index}].expect: {MISSING_EXPECT}"
+                               for st in scenario.steps if not st.raw_expect and not st.reason
+                               and not any(f"steps[{st.index}].expect" in p for p in problems)]
     if problems or scenario is None:
         raise ScenarioError(sorted(problems, key=problem_line) or [f"{path}:1: (document): expected a mapping"])
     return scenario
 
 
-def load_scenario(path: str | os.PathLike[str]) -> Scenario:
+def load_scenario(path: str | os.PathLike[str], strict: bool = False) -> Scenario:
     """Load one file; unreadable files raise ``ScenarioError`` with a one-line message."""
     p = str(path)
-    return parse_scenario_text(read_document_text(p), p)
+    return parse_scenario_text(read_document_text(p), p, strict)
 
 
 def find_scenario_files(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
@@ -514,14 +585,14 @@ def find_scenario_files(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     return sorted(dict.fromkeys(out))
 
 
-def load_corpus(paths: Iterable[str | os.PathLike[str]]) -> list[Scenario]:
+def load_corpus(paths: Iterable[str | os.PathLike[str]], strict: bool = False) -> list[Scenario]:
     """Load every scenario under ``paths`` (sorted by id); raises ``ScenarioError`` with all problems
     of all files, including duplicate ids across files."""
     problems: list[str] = []
     scenarios: list[Scenario] = []
     for f in find_scenario_files(paths):
         try:
-            scenarios.append(load_scenario(f))
+            scenarios.append(load_scenario(f, strict))
         except ScenarioError as exc:
             problems.extend(exc.problems)
     seen: dict[str, Scenario] = {}

@@ -100,6 +100,7 @@ class Step:
     platform: tuple[tuple[str, Expectation], ...] = ()
     save: tuple[tuple[str, str], ...] = ()
     raw_expect: JsonObj = field(default_factory=dict)
+    reason: str = ""  # why a step marked ``expect: none`` asserts nothing
 
     def expectation_for(self, os_name: str) -> Expectation:
         for name, exp in self.platform:
@@ -159,6 +160,8 @@ class Scenario:
     line: int
     title: str = ""
     tags: tuple[str, ...] = ()
+    spec: tuple[str, ...] = ()  # rule ids of docs/spec/ the scenario pins
+    patches: tuple[tuple[str, str], ...] = ()  # (toggle, "on" | "off") the scenario pins
     requires: Requires = field(default_factory=Requires)
     surface: str = "minimax"
     profile: JsonObj | None = None

@@ -1,5 +1,5 @@
-"""The shipped corpus as a CI gate: it passes on the local backend with the reference baseline,
-passes on the docker backend, and both backends observe the same thing at every step
+"""The shipped corpus as a CI gate: it passes on the local backend with no baseline (the
+reference baseline is empty), passes on the docker backend, and both backends observe the same thing at every step
 (parity, DESIGN §3), except what a scenario declares per platform.
 
 The docker half skips without an engine unless TOOLPROOF_REQUIRE_DOCKER=1.
@@ -16,27 +16,23 @@ import pytest
 from harness.backends.local import LocalBackend
 from harness.corpus.loader import load_corpus
 from harness.model.results import RunResult
-from harness.report.baseline import apply_baseline, load_baseline
 from harness.run.runner import Runner
 from harness.run.snapshots import SnapshotStore
 from tests.support.docker import docker_engine, docker_image  # noqa: F401  (fixtures)
 from tests.support.repo import REPO
 
 CORPUS = REPO / "scenarios"
-BASELINE = REPO / "baselines" / "toolproof-reference.yaml"
 
 
 def _run(factory: Any, label: str) -> RunResult:
     scenarios = load_corpus([CORPUS])
     snapshots = SnapshotStore(REPO / "snapshots")
-    run = Runner(factory, jobs=2, backend_label=label, snapshot_factory=snapshots.hook_for).run(
-        scenarios, baseline=str(BASELINE))
-    return apply_baseline(run, load_baseline(str(BASELINE)))
+    return Runner(factory, jobs=2, backend_label=label, snapshot_factory=snapshots.hook_for).run(scenarios)
 
 
 def _problems(run: RunResult) -> list[str]:
     return [f"{s.id}: {s.status}: {s.failure_text}" for s in run.scenarios
-            if s.status not in ("pass", "skip", "xfail")]
+            if s.status not in ("pass", "skip")]
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +63,14 @@ _VOLATILE = [
     (re.compile(r"[^\s'\"\]]*/pi-bash-[0-9a-f]{16}\.log"), "TMP/pi-bash-LOG.log"),
 ]
 
+
+# The docker image installs the reference without its optional extras (tree-sitter-bash for the
+# classify op's security parse, pypdf): the details of these scenarios legitimately differ, and
+# their expectations pin only what holds either way.
+NEEDS_EXTRAS = ("classify/", "read/binary/pdf-not-by-extension")
+# Count mode lists files in ripgrep's (parallel, unsorted) order, so which file comes first on a
+# page differs between runs; these scenarios pin the page with a regex.
+UNORDERED = ("grep/cases/count-paging", "grep/ripgrep/byte-cap")
 
 # Task bookkeeping that is wall-clock or process specific by nature.
 _VOLATILE_KEYS = frozenset({"pid", "created_at", "started_at", "ended_at", "parentSessionId", "parentTurnId"})
@@ -112,8 +116,9 @@ def test_shipped_corpus_passes_on_docker_with_the_same_observations_as_local(
     local_obs, docker_obs = _observations(local_run), _observations(docker_run)
     shared = sorted(set(local_obs) & set(docker_obs))
     assert len(shared) >= 100
-    differing = {key: (local_obs[key], docker_obs[key]) for key in shared if local_obs[key] != docker_obs[key]}
-    assert differing == {}
+    differing = {key: (local_obs[key], docker_obs[key]) for key in shared if local_obs[key] != docker_obs[key]
+                 and not key[0].startswith(NEEDS_EXTRAS) and key[0] not in UNORDERED}
+    assert sorted(differing) == [], "\n".join(f"{k}: {v}" for k, v in sorted(differing.items()))[:3000]
 
 
 def test_upstream_emulation_matches_behaviour_recorded_from_published_pi() -> None:

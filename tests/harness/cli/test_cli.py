@@ -131,7 +131,7 @@ def test_invalid_scenario_exits_2_listing_problems_without_traceback(tmp_path: P
 
 
 def test_validate_accepts_the_example_corpus() -> None:
-    code, out = toolproof("validate", str(REPO / "scenarios/examples"))
+    code, out = toolproof("validate", str(REPO / "docs/examples/scenarios"))
     assert code == 0
     assert out.startswith("toolproof: ") and out.endswith(" are valid\n")
 

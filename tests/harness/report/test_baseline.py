@@ -72,9 +72,10 @@ def test_baseline_file_problems_are_located() -> None:
     ]
 
 
-def test_repository_reference_baseline_loads() -> None:
+def test_repository_reference_baselines_load() -> None:
     base = load_baseline(str(REPO / "baselines/toolproof-reference.yaml"))
-    assert base.implementation == "toolproof-reference"
+    assert (base.implementation, base.entries) == ("toolproof-reference", ())
+    base = load_baseline(str(REPO / "docs/examples/baseline.yaml"))
     assert [(e.id, e.step) for e in base.entries] == [("examples/upstream-line-numbers", "read")]
 
 

@@ -16,8 +16,8 @@ from tests.support.repo import REPO
 
 
 def test_example_corpus_passes_on_local_with_the_reference_baseline() -> None:
-    run = Runner(LocalBackend, jobs=2, backend_label="local").run(load_corpus([REPO / "scenarios/examples"]))
-    run = apply_baseline(run, load_baseline(str(REPO / "baselines/toolproof-reference.yaml")))
+    run = Runner(LocalBackend, jobs=2, backend_label="local").run(load_corpus([REPO / "docs/examples/scenarios"]))
+    run = apply_baseline(run, load_baseline(str(REPO / "docs/examples/baseline.yaml")))
     statuses = {s.id: s.status for s in run.scenarios}
     assert statuses == {
         "examples/background-task": PASS,

@@ -79,7 +79,7 @@ def test_git_workspace_has_reproducible_initial_commit(tmp_path: Path) -> None:
 def test_scenario_schema_is_valid_and_accepts_every_example() -> None:
     schema = json.loads((REPO / "harness/schemas/scenario.schema.json").read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
-    files = find_scenario_files([REPO / "scenarios/examples"])
+    files = find_scenario_files([REPO / "docs/examples/scenarios"])
     assert files
     for f in files:
         load_scenario(f)

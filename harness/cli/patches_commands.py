@@ -1,0 +1,86 @@
+"""``toolproof patches --impl IMPL [--backend B] [--json F] [PATHS]``: per patch toggle, whether an
+implementation has the change (present / absent / partial / untested), with the scenarios behind
+each verdict (harness.corpus.patch_pins). Exit 0 when the run had no infrastructure errors, 2
+otherwise; a verdict is information, not a gate.
+
+``--impl``: ``reference`` (the local backend), ``upstream`` (the reference server with
+``--upstream``), ``pi@VERSION`` (a published pi release through ``ci/pi-setup.sh VERSION``) or any
+label together with ``--backend``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from harness.backends.registry import backend_factory
+from harness.cli.options import Subparsers
+from harness.corpus.loader import load_corpus
+from harness.corpus.patch_pins import pinned, render_text, verdicts
+from harness.errors import InfrastructureError, UsageError
+from harness.model.results import EXIT_ERROR, EXIT_OK
+from harness.run.runner import Runner
+from harness.run.snapshots import SnapshotStore
+
+DEFAULT_CORPUS = ("scenarios", "adapters/pi/scenarios")
+PI_SETUP = Path("ci") / "pi-setup.sh"
+
+
+def backend_for_impl(impl: str, backend: str | None) -> str:
+    if backend:
+        return backend
+    if impl == "reference":
+        return "local"
+    if impl == "upstream":
+        return f"cmd:{sys.executable} -m tools_impl.server --upstream"
+    if impl.startswith("pi@"):
+        version = impl[3:]
+        if not PI_SETUP.is_file():
+            raise UsageError(f"--impl {impl} needs {PI_SETUP} (run from the repository root) or --backend")
+        proc = subprocess.run(["bash", str(PI_SETUP), version], capture_output=True, text=True, check=False)
+        spec = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+        if proc.returncode != 0 or not spec.startswith("cmd:"):
+            raise InfrastructureError(f"{PI_SETUP} {version} failed: {proc.stderr.strip() or proc.stdout.strip()}")
+        return spec
+    raise UsageError(f"unknown --impl {impl!r}: expected reference, upstream, pi@VERSION, or pass --backend")
+
+
+def cmd_patches(args: argparse.Namespace, out: TextIO) -> int:
+    paths = args.paths or [p for p in DEFAULT_CORPUS if Path(p).is_dir()]
+    if not paths:
+        raise UsageError("no scenario paths given and no scenarios/ directory here")
+    scenarios = pinned(load_corpus(paths))
+    factory, label = backend_factory(backend_for_impl(args.impl, args.backend))
+    store = SnapshotStore(SnapshotStore.default_root())
+    run = Runner(factory, jobs=args.jobs, backend_label=label, snapshot_factory=store.hook_for).run(scenarios)
+    found = verdicts(scenarios, run)
+    out.write(render_text(found, args.impl))
+    if args.json:
+        doc = {"impl": args.impl, "backend": label, "patches": [v.to_json() for v in found]}
+        try:
+            Path(args.json).write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.json}: {exc}") from None
+    errors = [r.id for r in run.scenarios if r.status == "error"]
+    if errors:
+        out.write(f"toolproof: {len(errors)} scenario(s) could not run: {', '.join(errors[:5])}\n")
+        return EXIT_ERROR
+    return EXIT_OK
+
+
+def register_cli(subparsers: Subparsers) -> None:
+    """Add the ``patches`` subcommand (``func=cmd_patches``, called as ``func(args, out)``)."""
+    p = subparsers.add_parser(
+        "patches", help="which patch toggles an implementation has (present/absent/partial/untested)",
+        description="Run the scenarios that pin a patch state (patches: {name: on|off}) and give a verdict per patch.")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="scenario files or directories (default: scenarios/ and adapters/pi/scenarios/)")
+    p.add_argument("--impl", required=True, metavar="IMPL", help="reference | upstream | pi@VERSION | a label (with --backend)")
+    p.add_argument("--backend", metavar="B", help="backend for the implementation (overrides what --impl implies)")
+    p.add_argument("--jobs", "-j", type=int, default=2, metavar="N", help="parallel workers (default 2)")
+    p.add_argument("--json", metavar="F", help="write the verdicts as JSON")
+    p.set_defaults(func=cmd_patches)

@@ -1,0 +1,106 @@
+"""Patch pins: which state (``on``/``off``) of which patch toggle each scenario pins
+(``patches: {edit.fuzzy-span: on}``), and the per-patch verdict of a run against one
+implementation (``toolproof patches``).
+
+A scenario pinning ``on`` passes only where the change is present; one pinning ``off`` passes
+only where it is absent (on the reference, its ``profile.patches`` switches the toggle off, so
+both pass there). The verdict for a patch, from the pinned scenarios that ran (skips ignored):
+
+- ``present``: every ``on`` scenario passed;
+- ``absent``: no ``on`` scenario passed, and every ``off`` scenario that ran passed;
+- ``partial``: some ``on`` scenarios passed and some failed;
+- ``untested``: no pinned scenario ran, or none of ``on`` ran while an ``off`` one failed
+  (nothing then speaks for either state).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from harness.model.results import PASS, SKIP, XFAIL, RunResult
+from harness.model.scenario import Scenario
+from tools_impl.core.profile import ALL_PATCHES
+
+PRESENT = "present"
+ABSENT = "absent"
+PARTIAL = "partial"
+UNTESTED = "untested"
+VERDICTS = (PRESENT, ABSENT, PARTIAL, UNTESTED)
+
+
+@dataclass(frozen=True)
+class PatchVerdict:
+    patch: str
+    verdict: str
+    on_passed: tuple[str, ...] = ()
+    on_failed: tuple[str, ...] = ()
+    off_passed: tuple[str, ...] = ()
+    off_failed: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, object]:
+        return {"patch": self.patch, "verdict": self.verdict,
+                "on": {"passed": list(self.on_passed), "failed": list(self.on_failed)},
+                "off": {"passed": list(self.off_passed), "failed": list(self.off_failed)},
+                "skipped": list(self.skipped)}
+
+
+def pins_by_patch(scenarios: Iterable[Scenario]) -> dict[str, dict[str, list[str]]]:
+    """patch → {"on": [scenario ids], "off": [...]}, for every toggle (empty lists when unpinned)."""
+    out: dict[str, dict[str, list[str]]] = {p: {"on": [], "off": []} for p in ALL_PATCHES}
+    for s in scenarios:
+        for name, state in s.patches:
+            out[name][state].append(s.id)
+    return out
+
+
+def pinned(scenarios: Sequence[Scenario]) -> list[Scenario]:
+    return [s for s in scenarios if s.patches]
+
+
+def verdicts(scenarios: Sequence[Scenario], run: RunResult) -> list[PatchVerdict]:
+    status = {r.id: r.status for r in run.scenarios}
+    out: list[PatchVerdict] = []
+    for patch, states in pins_by_patch(scenarios).items():
+        groups: dict[str, list[str]] = {"on_passed": [], "on_failed": [], "off_passed": [], "off_failed": [], "skipped": []}
+        for state in ("on", "off"):
+            for sid in states[state]:
+                st = status.get(sid, SKIP)
+                if st == SKIP:
+                    groups["skipped"].append(sid)
+                elif st == PASS:
+                    groups[f"{state}_passed"].append(sid)
+                elif st != XFAIL:
+                    groups[f"{state}_failed"].append(sid)
+        on_p, on_f = groups["on_passed"], groups["on_failed"]
+        off_p, off_f = groups["off_passed"], groups["off_failed"]
+        if on_p and not on_f:
+            verdict = PRESENT
+        elif on_p and on_f:
+            verdict = PARTIAL
+        elif on_f and not off_f:
+            verdict = ABSENT
+        elif not on_p and not on_f and off_p and not off_f:
+            verdict = ABSENT
+        else:
+            verdict = UNTESTED
+        out.append(PatchVerdict(patch, verdict, **{k: tuple(v) for k, v in groups.items()}))
+    return out
+
+
+def render_text(found: Sequence[PatchVerdict], label: str) -> str:
+    width = max(len(v.patch) for v in found)
+    lines = [f"patches of {label}:"]
+    for v in found:
+        detail = []
+        for name, ids in (("on passed", v.on_passed), ("on failed", v.on_failed),
+                          ("off passed", v.off_passed), ("off failed", v.off_failed)):
+            if ids:
+                detail.append(f"{name}: {', '.join(ids)}")
+        if v.skipped and not detail:
+            detail.append(f"all {len(v.skipped)} pinned scenario(s) skipped")
+        elif not detail:
+            detail.append("no scenario pins it")
+        lines.append(f"  {v.patch:<{width}}  {v.verdict:<8}  {'; '.join(detail)}")
+    return "\n".join(lines) + "\n"
