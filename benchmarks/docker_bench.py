@@ -23,7 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.backends.docker.backend import AGENT_DIR, DockerBackend, cleanup
+from harness.backends.docker.backend import DockerBackend, cleanup
+
+AGENT_DIR = "/opt/toolproof"
 
 WORKSPACE_FILES = 10
 FILE_BYTES = 2048
