@@ -285,10 +285,13 @@ class DockerBackend(Backend):
         self.start()
 
     def request(self, op: str, fields: JsonObj, *, deadline_s: float) -> Response:
-        worker = self._current
-        if self._broken or worker is None:
+        if self._broken:
             raise InfrastructureError("the docker backend's container was replaced after a failure; "
                                       "call restart() (or new_workspace) first")
+        if self._current is None:  # between scenarios: the next container answers
+            self.start()
+        worker = self._current
+        assert worker is not None
         try:
             return worker.proto.request(op, fields, deadline_s=deadline_s)
         except InfrastructureError:

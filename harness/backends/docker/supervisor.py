@@ -7,9 +7,9 @@ It starts the implementation under test once, as the unprivileged tool uid, with
 stderr connected to UNIX sockets (a socket cannot be reopened through ``/proc/<pid>/fd``: ENXIO),
 forwards every tool op to it and answers the container chores itself:
 
-- ``workspace``: extracts the base64 ``archive`` (as the tool uid) into ``root``, then forwards
+- ``workspace``: extracts the base64 ``archive`` (as the tool uid's file-system identity) into ``root``, then forwards
   the op *without* the archive, so every implementation gets the same delivery;
-- ``fs_read``: the state of workspace paths, read as the tool uid;
+- ``fs_read``: the state of workspace paths, read with the tool uid's file-system identity;
 - ``ps`` / ``reap``: processes in the container other than docker-init, the supervisor and the
   implementation (the container's pid namespace holds exactly one scenario, so no marker is
   needed); ``reap`` SIGKILLs them;
@@ -27,6 +27,7 @@ inside any image, including ones whose implementation is under test, before anyt
 from __future__ import annotations
 
 import base64
+import ctypes
 import io
 import json
 import os
@@ -136,29 +137,23 @@ def impl_environment(cfg: JsonObj, base: dict[str, str]) -> dict[str, str]:
 
 # -- work done as the tool uid (forked child, result through a pipe) ------------------------------
 
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
 def as_tool_user(cfg: JsonObj, fn: Any, *args: Any) -> Any:
-    """Run ``fn(*args)`` in a child process with the tool uid/gid and return its JSON result; an
-    exception in the child is re-raised as ``RuntimeError`` with its message."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child
-        os.close(r)
-        try:
-            drop_privileges(cfg)
-            payload = {"ok": fn(*args)}
-        except BaseException as exc:
-            payload = {"error": f"{type(exc).__name__}: {exc}"}
-        with os.fdopen(w, "w", encoding="utf-8") as out:
-            json.dump(payload, out)
-        os._exit(0)
-    os.close(w)
-    with os.fdopen(r, encoding="utf-8") as inp:
-        text = inp.read()
-    os.waitpid(pid, 0)
-    data = json.loads(text or '{"error": "the helper process died"}')
-    if "error" in data:
-        raise RuntimeError(data["error"])
-    return data["ok"]
+    """Run ``fn(*args)`` with the file-system identity of the tool uid/gid: Linux's fsuid/fsgid
+    are per thread, so the caller's thread acts on files exactly as the tool user would (same
+    permission checks, files owned by it) with no fork; the root identity is restored after."""
+    uid, gid = int(cfg["uid"]), int(cfg["gid"])
+    _libc.setfsgid(gid)
+    _libc.setfsuid(uid)
+    try:
+        if _libc.setfsuid(-1) != uid:  # setfsuid returns the previous value; -1 changes nothing
+            raise RuntimeError("could not take the tool user's file-system identity")
+        return fn(*args)
+    finally:
+        _libc.setfsuid(0)
+        _libc.setfsgid(0)
 
 
 def drop_privileges(cfg: JsonObj) -> None:
@@ -177,6 +172,7 @@ def extract(root: str, data: bytes) -> int:
     if not data:
         return 0
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+        tar.chown = lambda *_args, **_kw: None  # type: ignore[method-assign]  # files belong to the extractor
         members = tar.getmembers()
         if hasattr(tarfile, "fully_trusted_filter"):
             tar.extractall(root, members=members, filter="fully_trusted")
