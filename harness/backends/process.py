@@ -1,7 +1,7 @@
 """Shared machinery of the host-process backends (``local`` and ``cmd:``): one implementation
 subprocess per backend instance, reused across scenarios, driven through ``ProtocolClient``;
 workspaces are temp dirs on the host, and final file states are read from the host file system.
-Each scenario also gets a fresh, empty ``HOME`` and ``TMPDIR`` of its own (``_fresh_private_dirs``).
+Each scenario also gets a fresh, empty ``HOME`` of its own (``_fresh_private_dirs``).
 """
 
 from __future__ import annotations
@@ -102,14 +102,14 @@ class ProcessBackend(Backend):
             self._kill()
             raise InfrastructureError(f"{self.label}: hello failed: {resp.error_message or resp.result!r}")
         caps = resp.result.get("capabilities")
-        caps = {**(caps if isinstance(caps, dict) else {}), "home": self.home_dir, "tmpdir": self.tmp_dir}
+        caps = {**(caps if isinstance(caps, dict) else {}), "home": self.home_dir}
         self._hello = HelloInfo.from_json({**resp.result, "capabilities": caps})
         return self._hello
 
-    # -- the per-scenario HOME and TMPDIR ---------------------------------------------------
+    # -- the per-scenario HOME --------------------------------------------------------------
     @property
     def private_dir(self) -> str:
-        """This backend's directory for the scenarios' HOME and TMPDIR (made on first use)."""
+        """This backend's directory for the scenarios' HOME (made on first use)."""
         if self._private is None:
             self._private = os.path.realpath(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
         return self._private
@@ -118,19 +118,16 @@ class ProcessBackend(Backend):
     def home_dir(self) -> str:
         return os.path.join(self.private_dir, "home")
 
-    @property
-    def tmp_dir(self) -> str:
-        return os.path.join(self.private_dir, "tmp")
-
     def _fresh_private_dirs(self) -> dict[str, str]:
-        """Empty HOME and TMPDIR for the next scenario: a replayed ``rm ~/x`` or ``mkdir -p ~/.x``
-        touches these, never the user's real home; nothing one scenario leaves there reaches the
-        next. (Other paths of the host are not isolated: scenarios that need that require
+        """An empty HOME for the next scenario: a replayed ``rm ~/x`` or ``mkdir -p ~/.x`` touches
+        it, never the user's real home; nothing one scenario leaves there reaches the next.
+        TMPDIR stays the host's: tools put paths under it into their output (and count its
+        bytes), so a longer private TMPDIR would change observations against the docker backend.
+        (Other host paths are not isolated: scenarios that need that require
         ``isolation: container``.)"""
-        for d in (self.home_dir, self.tmp_dir):
-            wipe(d)
-            os.makedirs(d, mode=0o700)
-        return {"HOME": self.home_dir, "TMPDIR": self.tmp_dir}
+        wipe(self.home_dir)
+        os.makedirs(self.home_dir, mode=0o700)
+        return {"HOME": self.home_dir}
 
     def _spawn(self) -> None:
         try:

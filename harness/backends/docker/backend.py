@@ -39,6 +39,7 @@ from harness.backends.docker.cleanup import cleanup
 from harness.backends.docker.engine import Engine, shared_engine
 from harness.backends.docker.hardening import (
     DEFAULT_HARDENING,
+    LABEL_BACKEND,
     LABEL_ROLE,
     LABEL_RUN_ID,
     WORKSPACE_PARENT,
@@ -144,6 +145,7 @@ class DockerBackend(Backend):
         self._hello: HelloInfo | None = None
         self._counter = 0
         self._broken = False
+        self.instance_id = uuid.uuid4().hex[:12]
         with _live_lock:
             _live.add(self)
 
@@ -198,7 +200,8 @@ class DockerBackend(Backend):
         assert self._config is not None and self._runtime_image is not None
         name = f"toolproof-{self.run_id}-{uuid.uuid4().hex[:8]}"
         spec = ContainerSpec(image=self._runtime_image, run_id=self.run_id, name=name,
-                             supervisor_config=self._config, hardening=self.hardening)
+                             supervisor_config=self._config, hardening=self.hardening,
+                             labels={LABEL_BACKEND: self.instance_id})
         argv = [self.engine.cli(), *run_arguments(spec, self._seccomp)]
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -359,6 +362,23 @@ class DockerBackend(Backend):
                 self._kill(worker)
         self._current = None
         self._hello = None
+        self._sweep()
+
+    def _sweep(self) -> None:
+        """Remove any container of this backend still present: one whose ``docker run`` client
+        was killed while the engine was still creating it is never attached, so its lifeline
+        cannot end it."""
+        if self._engine is None:
+            return
+        try:
+            client = self._engine.client
+            for container in client.containers.list(all=True, filters={"label": f"{LABEL_BACKEND}={self.instance_id}"}):
+                try:
+                    container.remove(force=True)
+                except Exception:
+                    pass
+        except Exception:
+            pass
 
     def abort(self) -> None:
         """End every container of this backend immediately (signal handlers, interpreter exit)."""
@@ -368,6 +388,13 @@ class DockerBackend(Backend):
         for worker in workers:
             if worker.proc.poll() is None:
                 self._kill(worker)
+        deadline = time.monotonic() + CAUSE_WAIT_S
+        for worker in workers:
+            try:
+                worker.proc.wait(max(0.05, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        self._sweep()
 
     # -- housekeeping ---------------------------------------------------------------------
     def stray_processes(self) -> list[JsonObj]:

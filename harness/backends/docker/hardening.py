@@ -32,6 +32,7 @@ LABEL_RUN_ID = "org.toolproof.run-id"
 LABEL_ROLE = "org.toolproof.role"
 LABEL_OWNER = "org.toolproof.owner"
 LABEL_SESSION = "org.toolproof.session"
+LABEL_BACKEND = "org.toolproof.backend"  # one backend instance: close/abort sweep by it
 ROLE_WORKER = "worker"
 SESSION_ENV = "TOOLPROOF_SESSION"
 CPUS_ENV = "TOOLPROOF_DOCKER_CPUS"

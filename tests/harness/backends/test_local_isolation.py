@@ -1,6 +1,6 @@
-"""The local backend gives every scenario a fresh, empty HOME and TMPDIR of its own: a replayed
-session that runs ``rm ~/x`` or ``mkdir -p ~/.x`` never touches the real home directory, and
-nothing one scenario leaves in its HOME or TMPDIR reaches the next."""
+"""The local backend gives every scenario a fresh, empty HOME of its own: a replayed session that
+runs ``rm ~/x`` or ``mkdir -p ~/.x`` never touches the real home directory, and nothing one
+scenario leaves in its HOME reaches the next."""
 
 from __future__ import annotations
 
@@ -62,29 +62,29 @@ PLANT = """\
 id: local/plant
 steps:
   - tool: bash
-    args: {command: "echo $HOME; echo $TMPDIR; touch ~/planted \\"$TMPDIR/planted\\"; mkdir -p ~/locked/in && chmod 000 ~/locked/in ~/locked; echo ok"}
+    args: {command: "echo $HOME; touch ~/planted; mkdir -p ~/locked/in && chmod 000 ~/locked/in ~/locked; echo ok"}
     expect: {text: {contains: "ok"}}
 """
 CHECK = """\
 id: local/check
 steps:
   - tool: bash
-    args: {command: "find ~ \\"$TMPDIR\\" -mindepth 1 | wc -l"}
+    args: {command: "find ~ -mindepth 1 | wc -l"}
     expect: {text: "0\\n"}
 """
 
 
-def test_each_scenario_gets_an_empty_home_and_tmpdir_and_the_backend_removes_them(tmp_path: Path) -> None:
+def test_each_scenario_gets_an_empty_home_and_the_backend_removes_it(tmp_path: Path) -> None:
     backend = LocalBackend()
     try:
         plant = run_scenario(backend, parse_scenario_text(PLANT, "<plant>"))
         assert plant.status == PASS, plant.failure_text
-        home, tmp = backend.home_dir, backend.tmp_dir
+        home = backend.home_dir
         check = run_scenario(backend, parse_scenario_text(CHECK, "<check>"))
         assert check.status == PASS, check.failure_text
         hello = backend.start()
-        assert (hello.capabilities.get("home"), hello.capabilities.get("tmpdir")) == (home, tmp)
+        assert hello.capabilities.get("home") == home
         assert Path.home() not in Path(home).parents
     finally:
         backend.close()
-    assert not Path(home).exists() and not Path(tmp).exists()
+    assert not Path(home).exists()

@@ -170,8 +170,7 @@ def test_leftover_processes_are_counted_by_container_not_by_marker(backend: Dock
     call(backend, "bash", {"command": "sleep 1000 >/dev/null 2>&1 & env -i /bin/sleep 1001 >/dev/null 2>&1 & "
                                       "setsid sleep 1002 >/dev/null 2>&1 < /dev/null &"})
     assert backend.count_processes("ignored") == 3
-    assert sorted(p["cmdline"] for p in backend.stray_processes()) == [
-        "/bin/sleep 1001", "sleep 1000", "sleep 1002"]
+    assert sorted(p["cmdline"].split()[-1] for p in backend.stray_processes()) == ["1000", "1001", "1002"]
     assert len(backend.reap()) == 3
     assert backend.stray_processes() == []
     backend.drop_workspace(root)
