@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Undoes ci/docker-setup.sh: removes toolproof worker containers left by any run (by label),
+# Undoes ci/docker-setup.sh: removes toolproof worker containers of runs no longer alive (by label),
 # then stops the dockerd that docker-setup.sh started (and only that one: an engine that was
 # already running is left alone). Never fails the job.
 set -uo pipefail
@@ -14,7 +14,7 @@ as_root() {
 }
 
 if docker info >/dev/null 2>&1; then
-    "$PYTHON" -c 'from harness.backends.docker.backend import cleanup; print(f"docker-teardown: removed {cleanup()} leftover container(s)")' \
+    "$PYTHON" -c 'from harness.backends.docker.cleanup import cleanup; print(f"docker-teardown: removed {cleanup()} container(s) of dead runs")' \
         || echo "docker-teardown: container cleanup failed" >&2
 fi
 

@@ -76,6 +76,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("toolproof", "toolproof scenario corpus")
     group.addoption("--toolproof", action="store_true", default=False,
                     help="collect scenario YAML files (under toolproof_paths) as tests")
+    group.addoption("--toolproof-impl", default="reference", metavar="IMPL",
+                    help="implementation under test: reference | upstream | pi@VERSION | cmd:COMMAND "
+                         "(default: reference)")
     group.addoption("--toolproof-backend", default=None, metavar="BACKEND",
                     help="backend for scenarios: local | cmd:COMMAND | docker[:IMAGE] "
                          "(default: impl/backend of [tool.toolproof], else local)")
@@ -169,14 +172,15 @@ class ScenarioFailed(AssertionError):
 class _BackendHolder:
     """The session's backend (one per xdist worker); restarted after an infrastructure error."""
 
-    def __init__(self, spec: str) -> None:
+    def __init__(self, spec: str, impl: str = "reference") -> None:
         self.spec = spec
+        self.impl = impl
         self.backend: Backend | None = None
         self.dirty = False
 
     def get(self) -> Backend:
         if self.backend is None:
-            factory, _ = backend_factory(self.spec)
+            factory, _ = backend_factory(self.spec, self.impl)
             self.backend = factory()
         elif self.dirty:
             self.dirty = False
@@ -190,7 +194,7 @@ class _BackendHolder:
 
 @pytest.fixture(scope="session")
 def toolproof_backend(request: pytest.FixtureRequest) -> Iterator[_BackendHolder]:
-    holder = _BackendHolder(request.config.getoption("toolproof_backend"))
+    holder = _BackendHolder(request.config.getoption("toolproof_backend"), request.config.getoption("toolproof_impl"))
     yield holder
     holder.close()
 

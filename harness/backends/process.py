@@ -1,6 +1,7 @@
 """Shared machinery of the host-process backends (``local`` and ``cmd:``): one implementation
 subprocess per backend instance, reused across scenarios, driven through ``ProtocolClient``;
 workspaces are temp dirs on the host, and final file states are read from the host file system.
+Each scenario also gets a fresh, empty ``HOME`` of its own (``_fresh_private_dirs``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,27 @@ DROP_DEADLINE_S = 15.0
 SHUTDOWN_GRACE_S = 3.0
 KILL_WAIT_S = 5.0
 WORKSPACE_PREFIX = "toolproof-ws-"
+PRIVATE_PREFIX = "toolproof-private-"
+
+
+def wipe(path: str) -> None:
+    """Remove ``path`` entirely, ``chmod 000`` parts included (the owner may always chmod)."""
+    def unlock(func: Any, failed: str, _exc: Any) -> None:
+        parent = os.path.dirname(failed)
+        for target in (parent, failed):
+            try:
+                os.chmod(target, 0o700)
+            except OSError:
+                pass
+        try:
+            func(failed)
+        except OSError:
+            pass
+
+    for _ in range(3):
+        if not os.path.lexists(path):
+            return
+        shutil.rmtree(path, onerror=unlock)
 
 
 def extract_on_host(root: str, archive: bytes) -> None:
@@ -55,6 +77,7 @@ class ProcessBackend(Backend):
         self._client: ProtocolClient | None = None
         self._hello: HelloInfo | None = None
         self._roots: set[str] = set()
+        self._private: str | None = None
         self.hello_deadline_s = hello_deadline_s
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -78,8 +101,33 @@ class ProcessBackend(Backend):
         if not resp.ok or not isinstance(resp.result, dict):
             self._kill()
             raise InfrastructureError(f"{self.label}: hello failed: {resp.error_message or resp.result!r}")
-        self._hello = HelloInfo.from_json(resp.result)
+        caps = resp.result.get("capabilities")
+        caps = {**(caps if isinstance(caps, dict) else {}), "home": self.home_dir}
+        self._hello = HelloInfo.from_json({**resp.result, "capabilities": caps})
         return self._hello
+
+    # -- the per-scenario HOME --------------------------------------------------------------
+    @property
+    def private_dir(self) -> str:
+        """This backend's directory for the scenarios' HOME (made on first use)."""
+        if self._private is None:
+            self._private = os.path.realpath(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
+        return self._private
+
+    @property
+    def home_dir(self) -> str:
+        return os.path.join(self.private_dir, "home")
+
+    def _fresh_private_dirs(self) -> dict[str, str]:
+        """An empty HOME for the next scenario: a replayed ``rm ~/x`` or ``mkdir -p ~/.x`` touches
+        it, never the user's real home; nothing one scenario leaves there reaches the next.
+        TMPDIR stays the host's: tools put paths under it into their output (and count its
+        bytes), so a longer private TMPDIR would change observations against the docker backend.
+        (Other host paths are not isolated: scenarios that need that require
+        ``isolation: container``.)"""
+        wipe(self.home_dir)
+        os.makedirs(self.home_dir, mode=0o700)
+        return {"HOME": self.home_dir}
 
     def _spawn(self) -> None:
         try:
@@ -132,8 +180,11 @@ class ProcessBackend(Backend):
                 pass
         self._kill()
         for root in list(self._roots):
-            shutil.rmtree(root, ignore_errors=True)
+            wipe(root)
         self._roots.clear()
+        if self._private is not None:
+            wipe(self._private)
+            self._private = None
 
     # -- protocol -------------------------------------------------------------------------
     def request(self, op: str, fields: JsonObj, *, deadline_s: float) -> Response:
@@ -176,7 +227,7 @@ class ProcessBackend(Backend):
     def new_workspace(self, archive: bytes, env: dict[str, str | None], profile: JsonObj | None) -> str:
         root = os.path.realpath(tempfile.mkdtemp(prefix=WORKSPACE_PREFIX))
         self._roots.add(root)
-        fields: JsonObj = {"root": root, "env": dict(env)}
+        fields: JsonObj = {"root": root, "env": {**self._fresh_private_dirs(), **env}}
         if profile:
             fields["profile"] = profile
         if self.inband:
@@ -203,5 +254,5 @@ class ProcessBackend(Backend):
                 self._client.request("drop", {"root": root}, deadline_s=DROP_DEADLINE_S)
             except InfrastructureError:
                 pass
-        shutil.rmtree(root, ignore_errors=True)
+        wipe(root)
         self._roots.discard(root)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from harness import __version__
+from harness.backends.termination import Terminated, terminating_signals_end_the_run
 from harness.cli import (
     baseline_commands,
     container_commands,
@@ -69,7 +70,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             from harness.cli.options import apply_config
 
             apply_config(args)
-        return int(args.func(args, out))
+        with terminating_signals_end_the_run():
+            return int(args.func(args, out))
     except EmptySelection as exc:
         print(f"toolproof: nothing to run: {exc}", file=sys.stderr)
         return EXIT_EMPTY
@@ -84,8 +86,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except HarnessError as exc:
         print(f"toolproof: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        print("toolproof: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        how = f" by {exc.args[0]}" if isinstance(exc, Terminated) else ""
+        print(f"toolproof: interrupted{how}", file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:
         # the reader went away (`toolproof list … | head`): stop quietly, as Unix tools do;

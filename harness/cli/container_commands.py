@@ -23,18 +23,15 @@ def cmd_docker_cleanup(args: argparse.Namespace, out: TextIO) -> int:
     # Optional: the docker backend and the docker SDK are imported only for this command, so the
     # rest of the CLI works on hosts without them.
     try:
-        import docker
-
-        from harness.backends.docker.backend import cleanup
+        from harness.backends.docker.cleanup import cleanup_report
     except ImportError as exc:
         raise InfrastructureError(f"the docker backend is not available: {exc}") from None
-    try:  # cleanup() itself treats "no engine" as "nothing to remove"; a user asking should know
-        docker.from_env(timeout=10).ping()
-    except Exception as exc:
-        raise InfrastructureError(f"no Docker engine reachable: {exc}") from None
-    removed = cleanup(args.run_id)
+    report = cleanup_report(args.run_id, everything=args.all)
     scope = f" of run {args.run_id}" if args.run_id else ""
-    print(f"toolproof: removed {removed} leftover container(s){scope}", file=out)
+    print(f"toolproof: removed {len(report.removed)} leftover container(s){scope}", file=out)
+    if report.kept:
+        runs = ", ".join(sorted(report.kept_alive))
+        print(f"toolproof: kept {report.kept} container(s) of live run(s) {runs} (--all removes them too)", file=out)
     return EXIT_OK
 
 
@@ -50,6 +47,7 @@ def register_cli(subparsers: Subparsers) -> None:
 
     p = subparsers.add_parser("docker", help="docker backend maintenance")
     actions = p.add_subparsers(dest="docker_command", required=True, metavar="ACTION")
-    c = actions.add_parser("cleanup", help="remove leftover worker containers of earlier runs (by label)")
+    c = actions.add_parser("cleanup", help="remove worker containers of runs that are no longer alive (by label)")
     c.add_argument("--run-id", metavar="ID", help="only containers of this run")
+    c.add_argument("--all", action="store_true", help="also containers of runs that are still alive")
     c.set_defaults(func=cmd_docker_cleanup)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from harness.backends.registry import BACKEND_CHOICES_TEXT, DEFAULT_BACKEND
+from harness.backends.registry import BACKEND_CHOICES_TEXT, DEFAULT_BACKEND, DEFAULT_IMPL, IMPL_CHOICES_TEXT
 from harness.config import Config, effective_backend, load_config, parse_jobs
 from harness.corpus.loader import find_scenario_files, load_corpus
 from harness.corpus.selection import select
@@ -42,7 +42,13 @@ def add_jobs(p: argparse.ArgumentParser) -> None:
                    help="parallel workers: a number or auto (one per CPU); default: jobs in [tool.toolproof], else 1")
 
 
+def add_impl(p: argparse.ArgumentParser, option: str = "--impl", dest: str = "impl") -> None:
+    p.add_argument(option, dest=dest, default=DEFAULT_IMPL, metavar="IMPL",
+                   help=f"implementation under test: {IMPL_CHOICES_TEXT} (default: reference)")
+
+
 def add_backend(p: argparse.ArgumentParser) -> None:
+    add_impl(p)
     p.add_argument("--backend", default=None,
                    help=f"{BACKEND_CHOICES_TEXT}; default: impl/backend in [tool.toolproof], else {DEFAULT_BACKEND}")
     add_jobs(p)

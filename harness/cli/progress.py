@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from collections.abc import Callable
@@ -12,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from harness.backends.registry import backend_factory
+from harness.backends.registry import DEFAULT_IMPL, backend_selection
 from harness.model.results import ERROR, FAIL, SKIP, STALE, STATUSES, XFAIL, RunResult, ScenarioResult
 from harness.model.scenario import Scenario
 from harness.report.baseline import Baseline, apply_to_result
@@ -30,10 +31,16 @@ def plain_output() -> bool:
 
 def run_scenarios(scenarios: list[Scenario], backend: str, jobs: int, out: TextIO, *, shard: str = "",
                   baseline: str = "", keep_observations: bool = True, quiet: bool = False,
-                  baseline_obj: Baseline | None = None) -> RunResult:
-    """Run ``scenarios`` on the backend named ``backend`` with ``jobs`` workers, showing progress
-    on ``out`` unless ``quiet``; ``baseline_obj`` only relabels the live progress."""
-    factory, label = backend_factory(backend)
+                  baseline_obj: Baseline | None = None, impl: str = DEFAULT_IMPL) -> RunResult:
+    """Run ``scenarios`` of implementation ``impl`` on the backend named ``backend`` with ``jobs``
+    workers, showing progress on ``out`` unless ``quiet``; ``baseline_obj`` only relabels the
+    live progress. The run id is printed on stderr first and recorded in the results."""
+    selection = backend_selection(backend, impl)
+    factory, label = selection.factory, selection.label
+    labelled = " (its containers are labelled org.toolproof.run-id=" + selection.run_id + ")" \
+        if selection.backend.startswith("docker") else ""
+    print(f"toolproof: run {selection.run_id}: {selection.impl.label} on {selection.backend}{labelled}",
+          file=sys.stderr, flush=True)
     plain = plain_output() or quiet
     progress_cb: Callable[[ScenarioResult], None] | None = None
     bar = None
@@ -59,8 +66,10 @@ def run_scenarios(scenarios: list[Scenario], backend: str, jobs: int, out: TextI
                     keep_observations=keep_observations, backend_label=label)
     if bar is not None:
         with bar:
-            return runner.run(scenarios, shard=shard, baseline=baseline)
-    return runner.run(scenarios, shard=shard, baseline=baseline)
+            run = runner.run(scenarios, shard=shard, baseline=baseline)
+    else:
+        run = runner.run(scenarios, shard=shard, baseline=baseline)
+    return dataclasses.replace(run, info=dataclasses.replace(run.info, run_id=selection.run_id))
 
 
 def print_summary(run: RunResult, out: TextIO) -> None:

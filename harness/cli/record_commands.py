@@ -19,7 +19,7 @@ from harness.report.writers import is_step_summary, write_output, write_reports
 
 def cmd_record(args: argparse.Namespace, out: TextIO) -> int:
     scenarios = load_selection(args.paths, args.keyword, args.tag, None)
-    run = run_scenarios(scenarios, args.backend, args.jobs, out, quiet=True)
+    run = run_scenarios(scenarios, args.backend, args.jobs, out, quiet=True, impl=args.impl)
     errors = [r for r in run.scenarios if r.status == ERROR]
     for r in errors:
         print(f"ERROR {r.id}: {r.message}", file=out)

@@ -18,7 +18,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     scenarios = load_selection(args.paths, args.keyword, args.tag, args.shard)
     baseline = load_baseline(args.baseline) if args.baseline else None
     run = run_scenarios(scenarios, args.backend, args.jobs, out, shard=args.shard or "",
-                        baseline=args.baseline or "", baseline_obj=baseline)
+                        baseline=args.baseline or "", baseline_obj=baseline, impl=args.impl)
     if baseline is not None:
         run = apply_baseline(run, baseline)
     write_reports(run, junit=args.junit, json_path=args.json, markdown=args.markdown,

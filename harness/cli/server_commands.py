@@ -10,7 +10,7 @@ from typing import TextIO
 
 from harness.backends.registry import DEFAULT_BACKEND, backend_factory
 from harness.backends.selfcheck import run_selfcheck
-from harness.cli.options import Subparsers
+from harness.cli.options import Subparsers, add_impl
 from harness.model.results import EXIT_ERROR
 
 
@@ -22,7 +22,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_selfcheck(args: argparse.Namespace, out: TextIO) -> int:
-    factory, label = backend_factory(args.backend)
+    factory, label = backend_factory(args.backend, args.impl)
     report = run_selfcheck(factory, label, only=args.check)
     for check in report.results:
         extra = f" — {check.message}" if check.message else ""
@@ -38,6 +38,7 @@ def register_cli(subparsers: Subparsers) -> None:
     p.set_defaults(func=cmd_serve)
 
     p = subparsers.add_parser("selfcheck", help="run the backend self-check suite")
+    add_impl(p)
     p.add_argument("--backend", default=DEFAULT_BACKEND, help=f"the backend to check (default: {DEFAULT_BACKEND})")
     p.add_argument("--check", action="append", default=[], metavar="NAME", help="run only this check (repeatable)")
     p.set_defaults(func=cmd_selfcheck)

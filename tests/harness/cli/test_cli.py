@@ -103,7 +103,36 @@ def test_unknown_backend_is_a_one_line_usage_error(tmp_path: Path, capsys: pytes
     write(tmp_path, "good.yaml", GOOD)
     assert toolproof("run", str(tmp_path), "--backend", "dockr")[0] == 2
     assert capsys.readouterr().err == (
-        "toolproof: error: unknown backend 'dockr'; expected local, cmd:COMMAND, docker or docker:IMAGE\n")
+        "toolproof: error: unknown backend 'dockr'; expected local, docker or docker:IMAGE "
+        "(or cmd:COMMAND, an alias of --impl cmd:COMMAND)\n")
+
+
+def test_unknown_implementation_and_a_doubled_implementation_are_usage_errors(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path, "good.yaml", GOOD)
+    assert toolproof("run", str(tmp_path), "--impl", "pi@next")[0] == 2
+    assert capsys.readouterr().err == (
+        "toolproof: error: --impl 'pi@next': expected pi@MAJOR.MINOR.PATCH, e.g. pi@0.79.1\n")
+    assert toolproof("run", str(tmp_path), "--impl", "upstream", "--backend", "cmd:x")[0] == 2
+    assert capsys.readouterr().err.endswith(
+        "toolproof: error: --backend 'cmd:x' already names the implementation; use --impl upstream "
+        "with --backend local or docker instead\n")
+
+
+def test_run_prints_its_run_id_and_records_it_in_the_json_results(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+    import re
+
+    write(tmp_path, "good.yaml", GOOD)
+    results = tmp_path / "r.json"
+    assert toolproof("run", str(tmp_path), "--backend", FAKE_BACKEND, "--json", str(results))[0] == 0
+    err = capsys.readouterr().err
+    m = re.match(r"toolproof: run ([0-9a-f]{12}): (.*) on local\n", err)
+    assert m, err
+    info = json.loads(results.read_text())["run"]
+    assert info["run_id"] == m.group(1)
+    assert m.group(2) == FAKE_BACKEND == info["backend"]
 
 
 def test_missing_path_is_a_one_line_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,46 +1,119 @@
-"""The docker backend's pure parts, without an engine: container arguments (hardening), label
-filters, image name resolution, the shipped code archive, and the TOOLPROOF_REQUIRE_DOCKER switch."""
+"""The docker backend's pure parts, without an engine: the ``docker run`` arguments (hardening),
+the seccomp profile, label filters, image name resolution, engine selection, the supervisor's
+configuration per implementation, the runtime image payloads, the implementation's PATH, and the
+TOOLPROOF_REQUIRE_DOCKER switch."""
 
 from __future__ import annotations
 
 import io
+import json
+import os
+import platform
+import sys
 import tarfile
+from pathlib import Path
 
 import pytest
 
-from harness.backends.docker.backend import (
-    BOOTSTRAP,
+from harness.backends.docker.backend import DockerBackend, resolve_image
+from harness.backends.docker.cleanup import owner_alive
+from harness.backends.docker.engine import resolve_endpoint
+from harness.backends.docker.hardening import (
     ContainerSpec,
-    DockerBackend,
-    agent_archive,
-    container_kwargs,
+    Hardening,
     label_filters,
-    resolve_image,
+    owner_label,
+    run_arguments,
+    seccomp_profile,
 )
+from harness.backends.docker.runtime import container_argv, supervisor_config
+from harness.backends.docker.supervisor import describe_signal, impl_environment, memory_limit_text
+from harness.backends.impl import parse_impl
+from harness.errors import UsageError
 from harness.images import image_tag
+from harness.images.runtime import (
+    Payload,
+    host_rg_for_container,
+    reference_payload,
+    runtime_tag,
+    write_context,
+)
 from tests.support import docker as docker_support
 
 
-def test_container_kwargs_turn_every_hardening_option_on_by_default() -> None:
-    kw = container_kwargs(ContainerSpec(image="img:1", run_id="r1", name="toolproof-r1-1"))
-    assert kw["network_mode"] == "none"
-    assert kw["pids_limit"] == 256
-    assert kw["mem_limit"] == kw["memswap_limit"] == "1g"
-    assert kw["cap_drop"] == ["ALL"]
-    assert kw["cap_add"] is None
-    assert kw["security_opt"] == ["no-new-privileges"]
-    assert kw["user"] == "1000:1000"
-    assert kw["init"] is True
-    assert kw["read_only"] is True
-    assert set(kw["tmpfs"]) == {"/tmp", "/work", "/home/toolproof"}
-    assert all("exec" in opts.split(",") for opts in kw["tmpfs"].values())
-    assert kw["labels"] == {"org.toolproof.run-id": "r1", "org.toolproof.role": "worker"}
-    assert "volumes" not in kw and "mounts" not in kw
+def spec(**kw: object) -> ContainerSpec:
+    return ContainerSpec(image="img:1", run_id="r1", name="toolproof-r1-1",
+                         supervisor_config={"argv": ["x"]}, **kw)  # type: ignore[arg-type]
+
+
+def option_values(args: list[str], option: str) -> list[str]:
+    return [args[i + 1] for i, a in enumerate(args) if a == option]
+
+
+def test_run_arguments_turn_every_hardening_option_on_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TOOLPROOF_DOCKER_CPUS", raising=False)
+    monkeypatch.delenv("TOOLPROOF_SESSION", raising=False)
+    args = run_arguments(spec(hardening=Hardening()), "/cache/seccomp.json")
+    assert args[:4] == ["run", "-i", "--rm", "--sig-proxy=false"]
+    assert option_values(args, "--network") == ["none"]
+    assert option_values(args, "--pids-limit") == ["256"]
+    assert option_values(args, "--memory") == option_values(args, "--memory-swap") == ["1g"]
+    assert option_values(args, "--cpus") == ["1"]
+    assert option_values(args, "--cap-drop") == ["ALL"]
+    assert option_values(args, "--cap-add") == ["SETUID", "SETGID", "KILL"]
+    assert option_values(args, "--security-opt") == ["no-new-privileges", "seccomp=/cache/seccomp.json"]
+    assert option_values(args, "--user") == ["0:0"]
+    assert option_values(args, "--ipc") == ["private"]
+    assert "--init" in args and "--read-only" in args
+    assert [t.split(":")[0] for t in option_values(args, "--tmpfs")] == ["/tmp", "/work", "/home/toolproof"]
+    labels = dict(v.split("=", 1) for v in option_values(args, "--label"))
+    assert labels["org.toolproof.run-id"] == "r1" and labels["org.toolproof.role"] == "worker"
+    assert labels["org.toolproof.owner"] == owner_label()
+    assert "org.toolproof.session" not in labels
+    assert "-v" not in args and "--volume" not in args and "--mount" not in args
+    image_at = args.index("img:1")
+    assert args[image_at + 1:image_at + 5] == ["python3", "-I", "-B", "/opt/toolproof/supervisor.py"]
+    assert json.loads(args[image_at + 5]) == {"argv": ["x"]}
+
+
+def test_cpu_quota_and_session_label_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOLPROOF_DOCKER_CPUS", "2.5")
+    monkeypatch.setenv("TOOLPROOF_SESSION", "ci-42")
+    args = run_arguments(spec(hardening=Hardening()), None)
+    assert option_values(args, "--cpus") == ["2.5"]
+    assert "org.toolproof.session=ci-42" in option_values(args, "--label")
+    assert not any(v.startswith("seccomp=") for v in option_values(args, "--security-opt"))
+    assert option_values(run_arguments(spec(hardening=Hardening(cpus=0.5)), None), "--cpus") == ["0.5"]
+
+
+def test_seccomp_profile_denies_the_ptrace_family_and_namespace_escapes() -> None:
+    profile = seccomp_profile()
+    assert profile["defaultAction"] == "SCMP_ACT_ALLOW"
+    rules = profile["syscalls"]
+    assert isinstance(rules, list)
+    denied = set(rules[0]["names"])
+    assert {"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "unshare", "setns",
+            "mount", "bpf", "keyctl"} <= denied
+    assert rules[0]["errnoRet"] == 1
+    assert rules[1] == {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38}
+    flags = sorted(r["args"][0]["value"] for r in rules[2:])
+    assert flags == [0x20000, 0x2000000, 0x4000000, 0x8000000, 0x10000000, 0x20000000, 0x40000000]
 
 
 def test_label_filters_select_all_workers_or_one_run() -> None:
     assert label_filters(None) == {"label": ["org.toolproof.role=worker"]}
     assert label_filters("abc") == {"label": ["org.toolproof.role=worker", "org.toolproof.run-id=abc"]}
+
+
+def test_owner_label_names_this_live_process_and_a_dead_pid_is_not_alive() -> None:
+    me = owner_label()
+    host, pid, start = me.split(":")
+    assert int(pid) == os.getpid() and start.isdigit()
+    assert owner_alive(me)
+    assert not owner_alive(f"{host}:{pid}:{int(start) + 1}")  # the pid was reused by another process
+    assert not owner_alive(f"{host}:999999999:1")
+    assert owner_alive("some-other-host:1:1")  # cannot be checked from here: kept
+    assert not owner_alive("")
 
 
 def test_recipe_names_resolve_to_content_hashed_tags_and_other_refs_pass_through() -> None:
@@ -54,15 +127,99 @@ def test_backend_gets_a_run_id_when_none_is_given() -> None:
     assert DockerBackend(run_id="mine").run_id == "mine"
 
 
-def test_shipped_archive_holds_tools_impl_sources_and_the_agent_without_caches() -> None:
-    with tarfile.open(fileobj=io.BytesIO(agent_archive())) as tar:
-        names = set(tar.getnames())
-    assert {"tools_impl/server/dispatch.py", "tools_impl/__init__.py", "toolproof_agent.py"} <= names
-    assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
+def test_engine_follows_docker_host_then_docker_context_then_the_current_context(tmp_path: Path) -> None:
+    assert resolve_endpoint({"DOCKER_HOST": "tcp://h:2375", "DOCKER_CONTEXT": "x"}).host == "tcp://h:2375"
+    meta_root = tmp_path / "contexts" / "meta"
+    import hashlib
+
+    for name, host in (("remote", "tcp://remote:2376"), ("other", "tcp://other:2376")):
+        d = meta_root / hashlib.sha256(name.encode()).hexdigest()
+        d.mkdir(parents=True)
+        (d / "meta.json").write_text(json.dumps({"Name": name, "Metadata": {},
+                                                 "Endpoints": {"docker": {"Host": host, "SkipTLSVerify": False}}}))
+    (tmp_path / "config.json").write_text(json.dumps({"currentContext": "other"}))
+    env = {"DOCKER_CONFIG": str(tmp_path)}
+    old = os.environ.get("DOCKER_CONFIG")
+    os.environ["DOCKER_CONFIG"] = str(tmp_path)  # the SDK's context store reads the process env
+    try:
+        by_env = resolve_endpoint({**env, "DOCKER_CONTEXT": "remote"})
+        assert (by_env.host, by_env.context, by_env.source) == ("tcp://remote:2376", "remote", "DOCKER_CONTEXT")
+        current = resolve_endpoint(env)
+        assert (current.host, current.context, current.source) == ("tcp://other:2376", "other", "config")
+    finally:
+        if old is None:
+            os.environ.pop("DOCKER_CONFIG", None)
+        else:
+            os.environ["DOCKER_CONFIG"] = old
 
 
-def test_bootstrap_is_valid_python() -> None:
-    compile(BOOTSTRAP, "<bootstrap>", "exec")
+def test_each_implementation_gets_its_in_container_command() -> None:
+    argv, _env, nondumpable = container_argv(parse_impl("reference"))
+    assert argv[0] == "/opt/toolproof/bin/toolproof-reference" and "--upstream" not in argv and nondumpable
+    assert container_argv(parse_impl("upstream"))[0][-1] == "--upstream"
+    pi_argv, _, pi_nondumpable = container_argv(parse_impl("pi@0.79.1"))
+    assert pi_argv == ["/opt/toolproof/node/bin/node", "/opt/toolproof/pi/driver.mjs", "--pi-dir", "/opt/toolproof/pi"]
+    assert not pi_nondumpable
+    assert container_argv(parse_impl("cmd:my-adapter --fast"))[0] == ["my-adapter", "--fast"]
+    cfg = supervisor_config(parse_impl("reference"), Hardening(cpus=1.0))
+    assert (cfg["uid"], cfg["gid"], cfg["workspace_parent"]) == (1000, 1000, "/work")
+    assert cfg["capabilities"]["isolation"] == "container"
+    assert cfg["capabilities"]["sandbox"]["protocol_channel"] == "socket"
+
+
+@pytest.mark.parametrize("text", ["", "pi@", "pi@latest", "cmd:", "docker", "refrence"])
+def test_bad_impl_values_are_usage_errors_naming_the_choices(text: str) -> None:
+    with pytest.raises(UsageError):
+        parse_impl(text)
+
+
+def test_implementation_path_starts_read_only_and_holds_no_writable_directory() -> None:
+    cfg = {"home": "/home/toolproof", "path_prefix": "/opt/toolproof/bin",
+           "writable": ["/tmp", "/work", "/home/toolproof", "/dev/shm"], "env": {"EXTRA": "1"}}
+    env = impl_environment(cfg, {"PATH": "/home/toolproof/bin:.::/tmp/x:/usr/local/bin:/work/s-1/bin:/usr/bin",
+                                 "TOOLPROOF_SECRET": "x", "HOME": "/root"})
+    assert env["PATH"] == "/opt/toolproof/bin:/usr/local/bin:/usr/bin"
+    assert env["HOME"] == "/home/toolproof" and env["EXTRA"] == "1" and "TOOLPROOF_SECRET" not in env
+
+
+def test_death_causes_are_named() -> None:
+    assert describe_signal(-9) == "killed by SIGKILL"
+    assert describe_signal(3) == "exited with status 3"
+    assert memory_limit_text() in ("none", "unknown") or memory_limit_text().endswith("iB")
+
+
+def test_reference_payload_ships_sources_rg_and_the_named_interpreter_link() -> None:
+    payload = reference_payload(platform.machine())
+    assert "tools_impl/server/dispatch.py" in payload.files and "supervisor.py" in payload.files
+    assert not any("__pycache__" in n or n.endswith(".pyc") for n in payload.files)
+    assert payload.links == {"bin/toolproof-reference": "/usr/bin/python3"}
+    buf = io.BytesIO()
+    write_context(buf, "base:1", payload)
+    with tarfile.open(fileobj=io.BytesIO(buf.getvalue())) as tar:
+        dockerfile = tar.extractfile("Dockerfile")
+        assert dockerfile is not None and dockerfile.read() == b"FROM base:1\nCOPY opt/ /opt/\n"
+        member = tar.getmember("opt/toolproof/tools_impl/server/dispatch.py")
+        assert (member.uid, member.mode) == (0, 0o644)
+        assert tar.getmember("opt/toolproof/tools_impl").mode == 0o755
+
+
+def test_runtime_tag_changes_with_the_base_and_every_shipped_byte() -> None:
+    a = Payload(fingerprints=[("supervisor.py", b"one")])
+    b = Payload(fingerprints=[("supervisor.py", b"two")])
+    assert runtime_tag("reference", "sha256:1", a).startswith("toolproof/impl-reference:")
+    assert runtime_tag("reference", "sha256:1", a) == runtime_tag("reference", "sha256:1", a)
+    assert runtime_tag("reference", "sha256:1", a) != runtime_tag("reference", "sha256:1", b)
+    assert runtime_tag("reference", "sha256:1", a) != runtime_tag("reference", "sha256:2", a)
+
+
+def test_host_rg_is_shipped_only_to_a_container_of_the_same_machine_type() -> None:
+    assert host_rg_for_container("no-such-arch") is None
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the host's rg can only be shipped from a Linux host")
+    rg = host_rg_for_container(platform.machine())
+    assert rg is not None
+    payload = reference_payload(platform.machine())
+    assert payload.files["bin/rg"] == Path(rg) and "bin/rg" in payload.executables
 
 
 def test_missing_engine_skips_normally_and_fails_when_docker_is_required(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -72,20 +229,3 @@ def test_missing_engine_skips_normally_and_fails_when_docker_is_required(monkeyp
     monkeypatch.setenv(docker_support.REQUIRE_ENV, "1")
     with pytest.raises(pytest.fail.Exception, match="TOOLPROOF_REQUIRE_DOCKER=1 but no engine here"):
         docker_support.unavailable("no engine here")
-
-
-def test_host_rg_is_shipped_only_to_a_container_of_the_same_machine_type() -> None:
-    import platform
-    import sys
-
-    from harness.backends.docker.backend import host_rg_for_container
-
-    assert host_rg_for_container("no-such-arch") is None
-    if not sys.platform.startswith("linux"):
-        pytest.skip("the host's rg can only be shipped from a Linux host")
-    rg = host_rg_for_container(platform.machine())
-    assert rg is not None
-    with tarfile.open(fileobj=io.BytesIO(agent_archive(rg))) as tar:
-        member = tar.getmember("bin/rg")
-        assert member.mode == 0o755
-        assert member.size > 0

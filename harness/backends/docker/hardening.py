@@ -1,0 +1,210 @@
+"""What a worker container may do: limits, capabilities, the seccomp profile, mounts and labels,
+as pure data plus the ``docker run`` argument list built from it (everything shows up in
+``docker inspect``).
+
+Who runs as whom inside: the container's main command is toolproof's supervisor, uid 0 with only
+CAP_SETUID and CAP_SETGID (to start the implementation as the tool uid) and CAP_KILL (to take
+the container's processes down); the implementation and every command it runs are uid 1000 with
+no capabilities (``no-new-privileges``: no setuid or file-capability gain). The root file system
+is read-only, the implementation lives in ``/opt/toolproof`` (read-only image content), and the
+only writable places are fresh tmpfs mounts (``/tmp``, ``/work``, ``$HOME``) and the container's
+own ``/dev/shm`` — all discarded with the container after one scenario.
+
+The seccomp profile allows everything except what would let a command reach another process's
+memory or file descriptors (``ptrace``, ``process_vm_readv``/``writev``, ``pidfd_getfd``,
+``kcmp``) or leave the container's namespaces (``unshare``, ``setns``, namespace flags of
+``clone``; ``clone3`` answers ENOSYS so the C library falls back to ``clone``), plus mount,
+kernel-module, keyring, BPF and perf calls that no tool needs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.images import cache_dir
+
+LABEL_RUN_ID = "org.toolproof.run-id"
+LABEL_ROLE = "org.toolproof.role"
+LABEL_OWNER = "org.toolproof.owner"
+LABEL_SESSION = "org.toolproof.session"
+LABEL_BACKEND = "org.toolproof.backend"  # one backend instance: close/abort sweep by it
+ROLE_WORKER = "worker"
+SESSION_ENV = "TOOLPROOF_SESSION"
+CPUS_ENV = "TOOLPROOF_DOCKER_CPUS"
+TOOL_UID = 1000
+TOOL_GID = 1000
+CONTAINER_HOME = "/home/toolproof"
+WORKSPACE_PARENT = "/work"
+INSTALL_DIR = "/opt/toolproof"
+SUPERVISOR_PATH = f"{INSTALL_DIR}/supervisor.py"
+
+DENIED_SYSCALLS = (
+    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+    "unshare", "setns", "mount", "umount", "umount2", "pivot_root", "chroot", "move_mount",
+    "open_tree", "fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr",
+    "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
+    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+    "open_by_handle_at", "name_to_handle_at", "acct", "swapon", "swapoff", "reboot", "syslog",
+    "quotactl", "lookup_dcookie", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+    "iopl", "ioperm", "uselib",
+)
+CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
+EPERM = 1
+ENOSYS = 38
+
+
+def seccomp_profile() -> dict[str, object]:
+    """The worker containers' seccomp profile (Docker's JSON format)."""
+    rules: list[dict[str, object]] = [
+        {"names": sorted(DENIED_SYSCALLS), "action": "SCMP_ACT_ERRNO", "errnoRet": EPERM},
+        {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": ENOSYS},
+    ]
+    for flag in CLONE_NAMESPACE_FLAGS:
+        rules.append({"names": ["clone"], "action": "SCMP_ACT_ERRNO", "errnoRet": EPERM,
+                      "args": [{"index": 0, "value": flag, "valueTwo": flag, "op": "SCMP_CMP_MASKED_EQ"}]})
+    return {"defaultAction": "SCMP_ACT_ALLOW",
+            "archMap": [{"architecture": "SCMP_ARCH_X86_64", "subArchitectures": ["SCMP_ARCH_X86", "SCMP_ARCH_X32"]},
+                        {"architecture": "SCMP_ARCH_AARCH64", "subArchitectures": ["SCMP_ARCH_ARM"]}],
+            "syscalls": rules}
+
+
+def seccomp_profile_file() -> Path:
+    """The profile written (once, content-addressed) where the ``docker`` CLI can read it."""
+    text = json.dumps(seccomp_profile(), indent=1, sort_keys=True)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    path = cache_dir() / "seccomp" / f"worker-{digest}.json"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    return path
+
+
+def default_cpus() -> float:
+    raw = os.environ.get(CPUS_ENV, "").strip()
+    try:
+        value = float(raw) if raw else 1.0
+    except ValueError:
+        value = 1.0
+    return value if value > 0 else 1.0
+
+
+@dataclass(frozen=True)
+class Hardening:
+    """The container's limits; ``cpus`` defaults to ``$TOOLPROOF_DOCKER_CPUS`` or 1 CPU."""
+
+    network_mode: str = "none"
+    pids_limit: int = 256
+    mem_limit: str = "1g"
+    cpus: float = field(default_factory=default_cpus)
+    cap_drop: tuple[str, ...] = ("ALL",)
+    cap_add: tuple[str, ...] = ("SETUID", "SETGID", "KILL")
+    security_opt: tuple[str, ...] = ("no-new-privileges",)
+    seccomp: bool = True
+    user: str = "0:0"
+    init: bool = True
+    read_only: bool = True
+    ipc_mode: str = "private"
+    tmpfs: tuple[tuple[str, str], ...] = (
+        ("/tmp", "rw,exec,nosuid,nodev,size=256m,mode=1777"),
+        (WORKSPACE_PARENT, f"rw,exec,nosuid,nodev,size=512m,uid={TOOL_UID},gid={TOOL_GID},mode=0755"),
+        (CONTAINER_HOME, f"rw,exec,nosuid,nodev,size=64m,uid={TOOL_UID},gid={TOOL_GID},mode=0755"),
+    )
+
+
+DEFAULT_HARDENING = Hardening()
+
+
+def owner_label() -> str:
+    """``host:pid:start`` of this process: ``cleanup`` tells live runs from dead ones by it."""
+    return f"{socket.gethostname()}:{os.getpid()}:{process_start_ticks(os.getpid())}"
+
+
+def process_start_ticks(pid: int) -> str:
+    """The start time of ``pid`` in clock ticks since boot (``/proc``), or ``?``."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return fields[19].decode()
+    except (OSError, IndexError):
+        return "?"
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    """One worker container: image, labels and the supervisor's configuration."""
+
+    image: str
+    run_id: str
+    name: str
+    supervisor_config: dict[str, object]
+    hardening: Hardening = DEFAULT_HARDENING
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+def container_labels(spec: ContainerSpec) -> dict[str, str]:
+    labels = {**spec.labels, LABEL_RUN_ID: spec.run_id, LABEL_ROLE: ROLE_WORKER, LABEL_OWNER: owner_label()}
+    session = os.environ.get(SESSION_ENV, "").strip()
+    if session:
+        labels[LABEL_SESSION] = session
+    return labels
+
+
+def run_arguments(spec: ContainerSpec, seccomp_file: str | None) -> list[str]:
+    """``docker run`` arguments (after ``docker``) for ``spec``: attached stdin as the lifeline,
+    auto-remove, no signal proxying (the harness ends containers by closing stdin)."""
+    h = spec.hardening
+    args = ["run", "-i", "--rm", "--sig-proxy=false", "--log-driver", "none", "--name", spec.name]
+    for key, value in sorted(container_labels(spec).items()):
+        args += ["--label", f"{key}={value}"]
+    args += ["--network", h.network_mode, "--pids-limit", str(h.pids_limit),
+             "--memory", h.mem_limit, "--memory-swap", h.mem_limit, "--cpus", f"{h.cpus:g}",
+             "--ipc", h.ipc_mode, "--user", h.user, "--workdir", WORKSPACE_PARENT]
+    args += [a for cap in h.cap_drop for a in ("--cap-drop", cap)]
+    args += [a for cap in h.cap_add for a in ("--cap-add", cap)]
+    args += [a for opt in h.security_opt for a in ("--security-opt", opt)]
+    if h.seccomp and seccomp_file:
+        args += ["--security-opt", f"seccomp={seccomp_file}"]
+    if h.init:
+        args.append("--init")
+    if h.read_only:
+        args.append("--read-only")
+    for path, opts in h.tmpfs:
+        args += ["--tmpfs", f"{path}:{opts}"]
+    args += [spec.image, "python3", "-I", "-B", SUPERVISOR_PATH,
+             json.dumps(spec.supervisor_config, separators=(",", ":"))]
+    return args
+
+
+def label_filters(run_id: str | None) -> dict[str, list[str]]:
+    labels = [f"{LABEL_ROLE}={ROLE_WORKER}"]
+    if run_id is not None:
+        labels.append(f"{LABEL_RUN_ID}={run_id}")
+    return {"label": labels}
+
+
+__all__ = [
+    "CONTAINER_HOME",
+    "DEFAULT_HARDENING",
+    "INSTALL_DIR",
+    "LABEL_OWNER",
+    "LABEL_ROLE",
+    "LABEL_RUN_ID",
+    "LABEL_SESSION",
+    "ROLE_WORKER",
+    "TOOL_UID",
+    "WORKSPACE_PARENT",
+    "ContainerSpec",
+    "Hardening",
+    "container_labels",
+    "label_filters",
+    "owner_label",
+    "run_arguments",
+    "seccomp_profile",
+]

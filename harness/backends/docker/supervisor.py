@@ -1,0 +1,443 @@
+"""toolproof's in-container supervisor: the harness-owned process that owns the protocol channel.
+
+It is the container's main command (under docker-init, as uid 0 with only CAP_SETUID, CAP_SETGID
+and CAP_KILL). It reads protocol lines from its stdin (the harness's ``docker run -i`` attach
+stream) and writes responses to its stdout; nothing else in the container holds those streams.
+It starts the implementation under test once, as the unprivileged tool uid, with stdin/stdout/
+stderr connected to UNIX sockets (a socket cannot be reopened through ``/proc/<pid>/fd``: ENXIO),
+forwards every tool op to it and answers the container chores itself:
+
+- ``workspace``: extracts the base64 ``archive`` (as the tool uid's file-system identity) into ``root``, then forwards
+  the op *without* the archive, so every implementation gets the same delivery;
+- ``fs_read``: the state of workspace paths, read with the tool uid's file-system identity;
+- ``ps`` / ``reap``: processes in the container other than docker-init, the supervisor and the
+  implementation (the container's pid namespace holds exactly one scenario, so no marker is
+  needed); ``reap`` SIGKILLs them;
+- ``shutdown``: forwarded, then the supervisor ends, and with it the container (auto-removed).
+
+End of stdin means the harness is gone (closed, crashed or SIGKILLed: the attach stream breaks):
+the supervisor kills every process and exits, so the container removes itself. When the
+implementation dies, the supervisor writes one ``toolproof-supervisor: FATAL: <cause>`` line to its
+stderr (the signal, and "out of memory (limit 1 GiB)" when the kernel OOM killer did it) and exits.
+
+Deliberately self-contained (standard library only, nothing from ``tools_impl``): it runs as root
+inside any image, including ones whose implementation is under test, before anything is dropped.
+"""
+
+from __future__ import annotations
+
+import base64
+import ctypes
+import io
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from typing import Any
+
+FATAL_PREFIX = "toolproof-supervisor: FATAL: "
+REAP_ROUNDS = 50
+REAP_PAUSE_S = 0.02
+OWN_OPS = ("workspace", "fs_read", "ps", "reap")
+OOM_FILES = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
+LIMIT_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+JsonObj = dict[str, Any]
+
+
+# -- facts about the container ------------------------------------------------------------------
+
+def oom_kills() -> int | None:
+    """The memory cgroup's OOM-kill counter (cgroup v2 ``memory.events`` or v1 ``oom_control``)."""
+    for path in OOM_FILES:
+        try:
+            with open(path, encoding="ascii") as fh:
+                for line in fh:
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def memory_limit_text() -> str:
+    """The container's memory limit in binary units (``1 GiB``), or ``unknown``."""
+    for path in LIMIT_FILES:
+        try:
+            with open(path, encoding="ascii") as fh:
+                raw = fh.read().strip()
+        except OSError:
+            continue
+        if not raw.isdigit() or int(raw) >= 1 << 60:
+            return "none"
+        size = float(raw)
+        for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+            if size < 1024 or unit == "TiB":
+                return f"{size:g} {unit}"
+            size /= 1024
+    return "unknown"
+
+
+def describe_signal(status: int) -> str:
+    if status < 0:
+        try:
+            return f"killed by {signal.Signals(-status).name}"
+        except ValueError:
+            return f"killed by signal {-status}"
+    return f"exited with status {status}"
+
+
+def live_pids() -> list[int]:
+    return [int(n) for n in os.listdir("/proc") if n.isdigit()]
+
+
+def describe_process(pid: int) -> JsonObj | None:
+    """pid, uid, state and command line of a live (non-zombie) process; ``None`` if gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat_line = fh.read().decode("utf-8", "replace")
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = [a.decode("utf-8", "replace") for a in fh.read().split(b"\0") if a]
+        uid = os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+    state = stat_line[stat_line.rfind(")") + 2:].split(" ", 1)[0]
+    if state in ("Z", "X"):
+        return None
+    return {"pid": pid, "uid": uid, "state": state, "cmdline": " ".join(argv)}
+
+
+def impl_environment(cfg: JsonObj, base: dict[str, str]) -> dict[str, str]:
+    """The implementation's environment: the image's (``base``), with the tool user's HOME and a
+    PATH that starts with the read-only install directory and holds no directory a command may
+    write (nor a relative or empty entry), then ``cfg["env"]``."""
+    writable = tuple(cfg.get("writable", ()))
+
+    def safe(entry: str) -> bool:
+        norm = os.path.normpath(entry) if entry else ""
+        return norm.startswith("/") and not any(norm == w or norm.startswith(w + "/") for w in writable)
+
+    env = {k: v for k, v in base.items() if not k.startswith("TOOLPROOF_")}
+    env["HOME"] = cfg["home"]
+    env["USER"] = env["LOGNAME"] = "toolproof"
+    env.setdefault("LANG", "C.UTF-8")
+    entries = [cfg.get("path_prefix", ""), *env.get("PATH", DEFAULT_PATH).split(":")]
+    env["PATH"] = ":".join(dict.fromkeys(e for e in entries if safe(e)))
+    env.update(cfg.get("env", {}))
+    return env
+
+
+# -- work done as the tool uid (forked child, result through a pipe) ------------------------------
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def as_tool_user(cfg: JsonObj, fn: Any, *args: Any) -> Any:
+    """Run ``fn(*args)`` with the file-system identity of the tool uid/gid: Linux's fsuid/fsgid
+    are per thread, so the caller's thread acts on files exactly as the tool user would (same
+    permission checks, files owned by it) with no fork; the root identity is restored after."""
+    uid, gid = int(cfg["uid"]), int(cfg["gid"])
+    _libc.setfsgid(gid)
+    _libc.setfsuid(uid)
+    try:
+        if _libc.setfsuid(-1) != uid:  # setfsuid returns the previous value; -1 changes nothing
+            raise RuntimeError("could not take the tool user's file-system identity")
+        return fn(*args)
+    finally:
+        _libc.setfsuid(0)
+        _libc.setfsgid(0)
+
+
+def drop_privileges(cfg: JsonObj) -> None:
+    """Become the tool uid for good: no supplementary groups, real = effective = saved ids (the
+    kernel then clears every capability)."""
+    uid, gid = int(cfg["uid"]), int(cfg["gid"])
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+
+
+def extract(root: str, data: bytes) -> int:
+    """Extract a harness-built (trusted) tar into an emptied ``root``, keeping modes, links,
+    FIFOs and mtimes (directory mtimes re-applied after their contents)."""
+    os.makedirs(root, exist_ok=True)
+    if not data:
+        return 0
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+        tar.chown = lambda *_args, **_kw: None  # type: ignore[method-assign]  # files belong to the extractor
+        members = tar.getmembers()
+        if hasattr(tarfile, "fully_trusted_filter"):
+            tar.extractall(root, members=members, filter="fully_trusted")
+        else:
+            tar.extractall(root, members=members)
+        for m in members:
+            if m.isdir():
+                try:
+                    os.utime(os.path.join(root, m.name), (m.mtime, m.mtime))
+                except OSError:
+                    pass
+    return len(members)
+
+
+def describe_path(path: str) -> JsonObj:
+    """``fs_read``'s state of one path (symlinks not followed), the reference server's format."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return {"kind": "absent"}
+    mode = stat.S_IMODE(info.st_mode)
+    if stat.S_ISLNK(info.st_mode):
+        return {"kind": "symlink", "mode": mode, "target": os.readlink(path)}
+    if stat.S_ISDIR(info.st_mode):
+        return {"kind": "dir", "mode": mode}
+    if stat.S_ISFIFO(info.st_mode):
+        return {"kind": "fifo", "mode": mode}
+    if stat.S_ISREG(info.st_mode):
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            return {"kind": "file", "mode": mode, "error": str(exc)}
+        return {"kind": "file", "mode": mode, "data": base64.b64encode(data).decode("ascii")}
+    return {"kind": "other", "mode": mode}
+
+
+def read_paths(paths: list[str]) -> JsonObj:
+    return {p: describe_path(p) for p in paths}
+
+
+# -- the supervisor -----------------------------------------------------------------------------
+
+class Supervisor:
+    def __init__(self, cfg: JsonObj) -> None:
+        self.cfg = cfg
+        self.out = sys.stdout.buffer
+        self.out_lock = threading.Lock()
+        self.hello_ids: set[Any] = set()
+        self.impl: subprocess.Popen[bytes] | None = None
+        self.impl_sock: socket.socket | None = None
+        self.oom_before = oom_kills()
+        self.stopping = False
+
+    # output to the harness
+    def send_line(self, data: bytes) -> None:
+        with self.out_lock:
+            self.out.write(data if data.endswith(b"\n") else data + b"\n")
+            self.out.flush()
+
+    def reply(self, rid: Any, result: Any = None, error: str | None = None, kind: str = "internal") -> None:
+        obj = ({"id": rid, "ok": True, "result": result} if error is None
+               else {"id": rid, "ok": False, "error": {"message": error, "kind": kind}})
+        self.send_line(json.dumps(obj, ensure_ascii=False).encode("utf-8", "surrogateescape"))
+
+    # the implementation
+    def start_impl(self) -> None:
+        cfg = self.cfg
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        err_ours, err_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+
+        def child_setup() -> None:
+            # Raising one's own OOM score needs no privilege: the kernel then picks the
+            # implementation and its commands before the supervisor.
+            try:
+                with open("/proc/self/oom_score_adj", "w", encoding="ascii") as fh:
+                    fh.write("1000")
+            except OSError:
+                pass
+            drop_privileges(cfg)
+
+        try:
+            self.impl = subprocess.Popen(
+                cfg["argv"], stdin=theirs.fileno(), stdout=theirs.fileno(), stderr=err_theirs.fileno(),
+                env=impl_environment(cfg, dict(os.environ)), cwd=cfg["cwd"], preexec_fn=child_setup,
+                close_fds=True)
+        except OSError as exc:
+            self.fatal(f"cannot start the implementation {cfg['argv'][0]!r} in the container: {exc}")
+        theirs.close()
+        err_theirs.close()
+        self.impl_sock = ours
+        threading.Thread(target=self.pump_impl, daemon=True).start()
+        threading.Thread(target=self.pump_stderr, args=(err_ours,), daemon=True).start()
+        threading.Thread(target=self.watch_impl, daemon=True).start()
+
+    def pump_impl(self) -> None:
+        assert self.impl_sock is not None
+        for raw in self.impl_sock.makefile("rb"):
+            self.forward_response(raw)
+
+    def forward_response(self, raw: bytes) -> None:
+        if self.hello_ids:
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                obj = None
+            if isinstance(obj, dict) and obj.get("id") in self.hello_ids and obj.get("ok"):
+                self.hello_ids.discard(obj.get("id"))
+                got = obj.get("result")
+                result: JsonObj = got if isinstance(got, dict) else {}
+                have = result.get("capabilities")
+                caps: JsonObj = have if isinstance(have, dict) else {}
+                result["capabilities"] = {**caps, **self.cfg.get("capabilities", {})}
+                obj["result"] = result
+                raw = json.dumps(obj, ensure_ascii=False).encode("utf-8", "surrogateescape")
+        self.send_line(raw)
+
+    @staticmethod
+    def pump_stderr(sock: socket.socket) -> None:
+        err = sys.stderr.buffer
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return
+            err.write(chunk)
+            err.flush()
+
+    def watch_impl(self) -> None:
+        assert self.impl is not None
+        status = self.impl.wait()
+        if self.stopping:
+            return
+        cause = describe_signal(status)
+        after = oom_kills()
+        if after is not None and self.oom_before is not None and after > self.oom_before:
+            cause = f"{cause}: out of memory (limit {memory_limit_text()})"
+        elif status in (-signal.SIGKILL, -signal.SIGTERM, -signal.SIGINT, -signal.SIGHUP,
+                        -signal.SIGQUIT):
+            cause += " (nothing outside the container can signal it: a command it ran did)"
+        self.fatal(f"the implementation under test {cause}")
+
+    def fatal(self, message: str) -> None:
+        sys.stderr.write(FATAL_PREFIX + message + "\n")
+        sys.stderr.flush()
+        self.kill_all()
+        os._exit(3)
+
+    # container chores
+    def strays(self) -> list[JsonObj]:
+        protected = {1, os.getpid(), self.impl.pid if self.impl else -1}
+        return [info for pid in live_pids() if pid not in protected
+                for info in [describe_process(pid)] if info is not None]
+
+    def reap(self) -> list[JsonObj]:
+        found: dict[int, JsonObj] = {}
+        for _ in range(REAP_ROUNDS):
+            current = self.strays()
+            if not current:
+                break
+            for info in current:
+                found.setdefault(info["pid"], info)
+                try:
+                    os.kill(info["pid"], signal.SIGKILL)
+                except OSError:
+                    pass
+            time.sleep(REAP_PAUSE_S)
+        return list(found.values())
+
+    def kill_all(self) -> None:
+        self.stopping = True
+        try:
+            os.kill(-1, signal.SIGKILL)  # every process but docker-init and the caller
+        except OSError:
+            pass
+
+    def op_workspace(self, req: JsonObj) -> bytes | None:
+        rid, root = req.get("id"), req.get("root")
+        parent = self.cfg["workspace_parent"]
+        if not isinstance(root, str) or os.path.dirname(os.path.normpath(root)) != parent:
+            self.reply(rid, error=f"workspace: root must be a directory directly under {parent}",
+                       kind="protocol")
+            return None
+        archive = req.pop("archive", None)
+        try:
+            data = base64.b64decode(archive) if isinstance(archive, str) else b""
+            members = as_tool_user(self.cfg, extract, root, data)
+        except Exception as exc:
+            self.reply(rid, error=f"workspace: the archive could not be extracted: {exc}", kind="protocol")
+            return None
+        del members
+        req.pop("clean", None)  # the directory now holds the workspace; it must not be cleared
+        return json.dumps(req, ensure_ascii=False).encode("utf-8", "surrogateescape") + b"\n"
+
+    def handle(self, raw: bytes) -> None:
+        try:
+            req = json.loads(raw)
+        except ValueError:
+            req = None
+        op = req.get("op") if isinstance(req, dict) else None
+        if op not in OWN_OPS and op != "hello":
+            self.to_impl(raw)
+            if op == "shutdown":
+                self.shutdown()
+            return
+        assert isinstance(req, dict)
+        rid = req.get("id")
+        if op == "hello":
+            self.hello_ids.add(rid)
+            self.to_impl(raw)
+        elif op == "workspace":
+            line = self.op_workspace(req)
+            if line is not None:
+                self.to_impl(line)
+        elif op == "fs_read":
+            paths = req.get("paths")
+            if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+                self.reply(rid, error="fs_read: field 'paths' must be a list of strings", kind="protocol")
+                return
+            try:
+                self.reply(rid, {"files": as_tool_user(self.cfg, read_paths, paths)})
+            except Exception as exc:
+                self.reply(rid, error=f"fs_read failed: {exc}")
+        elif op == "ps":
+            self.reply(rid, {"processes": self.strays()})
+        elif op == "reap":
+            self.reply(rid, {"processes": self.reap()})
+
+    def to_impl(self, raw: bytes) -> None:
+        assert self.impl_sock is not None
+        try:
+            self.impl_sock.sendall(raw if raw.endswith(b"\n") else raw + b"\n")
+        except OSError:
+            pass  # the watcher reports the implementation's death
+
+    def shutdown(self) -> None:
+        assert self.impl is not None
+        self.stopping = True
+        try:
+            self.impl.wait(float(self.cfg.get("shutdown_grace_s", 3)))
+        except subprocess.TimeoutExpired:
+            pass
+        time.sleep(0.05)  # let the pump forward the shutdown response
+        self.kill_all()
+        with self.out_lock:
+            self.out.flush()
+        os._exit(0)
+
+    def serve(self) -> int:
+        self.start_impl()
+        for raw in sys.stdin.buffer:
+            if raw.strip():
+                self.handle(raw)
+        # End of input: the harness is gone. Take everything down; the container removes itself.
+        self.kill_all()
+        os._exit(0)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        sys.stderr.write("usage: supervisor.py CONFIG_JSON\n")
+        return 2
+    cfg = json.loads(argv[1])
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    return Supervisor(cfg).serve()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))
