@@ -25,6 +25,7 @@ from harness.cli import (
     server_commands,
 )
 from harness.errors import EmptySelection, HarnessError, InfrastructureError, ScenarioError
+from harness.fuzz import cli as fuzz_command
 from harness.importers import cli as import_command
 from harness.model.results import EXIT_EMPTY, EXIT_ERROR, EXIT_OK
 from harness.report import matrix
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     matrix.register_cli(sub)                # matrix
     import_command.register_cli(sub)        # import
     init_command.register_cli(sub)          # init
+    fuzz_command.register_cli(sub)          # fuzz
     return parser
 
 
