@@ -28,6 +28,7 @@ from harness.errors import EmptySelection, HarnessError, InfrastructureError, Sc
 from harness.fuzz import cli as fuzz_command
 from harness.importers import cli as import_command
 from harness.model.results import EXIT_EMPTY, EXIT_ERROR, EXIT_OK
+from harness.properties import cli as properties_command
 from harness.report import matrix
 from harness.scaffold import cli as init_command
 
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     import_command.register_cli(sub)        # import
     init_command.register_cli(sub)          # init
     fuzz_command.register_cli(sub)          # fuzz
+    properties_command.register_cli(sub)    # properties
     return parser
 
 
