@@ -19,8 +19,8 @@ from typing import Any
 
 from harness.backends.base import Backend
 from harness.errors import InfrastructureError
-from harness.model.observation import TMPFILE_RE, TMPFILE_TOKEN
 from harness.model.scenario import Workspace, WorkspaceEntry
+from harness.run.normalise import TMPFILE_RE, TMPFILE_TOKEN
 from harness.run.workspace_archive import build_plain_archive
 
 JsonObj = dict[str, Any]

@@ -232,8 +232,9 @@ def read_pages_examples(draw: st.DrawFn, hello: HelloInfo) -> Example:
     """Read from ``offset`` with ``limit`` and follow every "Use offset=N" notice: each page
     matches the numbering model and the pages together are the file from ``offset`` on, with no
     gap and no overlap."""
-    lines = draw(plain_lines(min_lines=0, max_lines=30))
-    text = "\n".join(lines) + ("\n" if lines and draw(st.booleans()) else "")
+    lines: list[str] = draw(plain_lines(min_lines=0, max_lines=30))
+    final_newline: bool = draw(st.booleans())
+    text = "\n".join(lines) + ("\n" if lines and final_newline else "")
     n = len(text.split("\n"))
     offset = draw(st.one_of(st.none(), st.integers(0, n)))
     limit = draw(st.one_of(st.none(), st.integers(1, n + 1)))

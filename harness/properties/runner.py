@@ -24,9 +24,9 @@ from hypothesis import seed as hypothesis_seed
 from harness.backends.base import Backend, HelloInfo
 from harness.errors import InfrastructureError
 from harness.fuzz.execute import Normaliser
-from harness.model.observation import TMPFILE_RE
 from harness.model.scenario import Workspace, WorkspaceEntry
 from harness.properties.invariants import Example, Invariant
+from harness.run.normalise import TMPFILE_RE
 from harness.run.workspace_archive import build_plain_archive
 
 PASS, FAIL, PATCH_ABSENT, NOT_APPLICABLE, ERROR = "pass", "fail", "patch-absent", "n/a", "error"
@@ -71,7 +71,8 @@ def run_example(backend: Backend, example: Example, profile: dict[str, Any] | No
                     raise Mismatch(f"{where}: error\n  expected {_describe(step.error)}\n  actual   {_describe(got)}")
                 continue
             res = resp.result if isinstance(resp.result, dict) else {}
-            blocks = res.get("content") if isinstance(res.get("content"), list) else []
+            content = res.get("content")
+            blocks = content if isinstance(content, list) else []
             text = norm.text("\n".join(str(b.get("text", "")) for b in blocks
                                        if isinstance(b, dict) and b.get("type", "text") == "text"))
             if step.status == "error":

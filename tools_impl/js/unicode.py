@@ -51,8 +51,7 @@ def data_for(version: str) -> ModuleType:
 
 @contextlib.contextmanager
 def using(version: str) -> Iterator[None]:
-    """Normalise with Unicode ``version`` inside the block (checked at once)."""
-    data_for(version)
+    """Normalise with Unicode ``version`` inside the block."""
     token = _ACTIVE.set(version)
     try:
         yield
@@ -64,8 +63,28 @@ def active_version() -> str:
     return _ACTIVE.get()
 
 
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split(".") if x.isdigit())
+
+
+def _known_to_stdlib(s: str) -> bool:
+    return not any(unicodedata.category(c) == "Cn" for c in s)
+
+
 def normalize(form: str, s: str) -> str:
-    """``s.normalize(form)`` with the active Unicode version's data."""
+    """``s.normalize(form)`` with the active Unicode version's data.
+
+    Without that data, the standard library's answer is still exact for text whose characters
+    it knows: Unicode's normalisation stability policy fixes the forms of assigned characters, so
+    only characters assigned after the standard library's version can differ. Only text holding
+    such a character raises ``UnicodeDataUnavailable``."""
     if s.isascii():
         return s
-    return str(data_for(_ACTIVE.get()).normalize(form, s))
+    version = _ACTIVE.get()
+    try:
+        data = data_for(version)
+    except UnicodeDataUnavailable:
+        if _version_tuple(unicodedata.unidata_version) < _version_tuple(version) and _known_to_stdlib(s):
+            return unicodedata.normalize(form, s)  # type: ignore[arg-type]
+        raise
+    return str(data.normalize(form, s))
