@@ -112,6 +112,8 @@ def cmd_fuzz(args: argparse.Namespace, out: TextIO) -> int:
 
     if args.n < 1:
         raise UsageError("--n must be at least 1")
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
     tools = tuple(args.tool) if args.tool else TOOLS
     unknown = [t for t in tools if t not in TOOLS]
     if unknown:
@@ -129,7 +131,7 @@ def cmd_fuzz(args: argparse.Namespace, out: TextIO) -> int:
 
     only = [int(x) for x in args.case] if args.case else None
     report = run_fuzz(impl, oracle, args.n, args.seed, tools=tools, progress=progress,
-                      shrink_examples=not args.no_shrink, only=only)
+                      shrink_examples=not args.no_shrink, only=only, jobs=args.jobs)
     for line in summary_lines(report):
         print(line, file=out)
     if args.json:
@@ -151,6 +153,8 @@ def register_cli(sub: Any) -> None:
     p.add_argument("--oracle-backend", default=None, metavar="B", help="where --oracle runs (default: local)")
     p.add_argument("--n", type=int, default=DEFAULT_N, metavar="N", help=f"number of calls (default {DEFAULT_N})")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="generator seed (default 0); same seed, same calls")
+    p.add_argument("--jobs", "-j", type=int, default=1, metavar="J",
+                   help="run J pairs of implementations side by side (the report does not depend on J)")
     p.add_argument("--tool", action="append", default=[], metavar="T", help="only this tool (repeatable)")
     p.add_argument("--case", action="append", default=[], metavar="I", help="re-run only case I of the seed (repeatable)")
     p.add_argument("--min-agreement", type=float, default=None, metavar="P",

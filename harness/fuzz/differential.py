@@ -7,6 +7,7 @@ still falls into the same class.
 
 from __future__ import annotations
 
+import queue
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -109,7 +110,7 @@ def shrink_candidates(case: Case) -> list[Case]:
     """Smaller variants of ``case``, most aggressive first."""
     out: list[Case] = []
     args = case.args
-    used = {args.get(k) for k in ("path", "file_path")} if isinstance(args, dict) else set()
+    used = [args.get(k) for k in ("path", "file_path")] if isinstance(args, dict) else []
     for i, (p, _) in enumerate(case.files):
         if not any(isinstance(u, str) and p in u for u in used):
             out.append(replace(case, files=case.files[:i] + case.files[i + 1:]))
@@ -176,42 +177,67 @@ def shrink(pair: Pair, d: Disagreement, key: str, budget: int = SHRINK_BUDGET) -
     return best
 
 
+def _evaluate(pair: Pair, case: Case) -> tuple[Outcome, Outcome, list[str], bool]:
+    """Both outcomes, the differing aspects and, for a disagreement, whether a re-run agreed."""
+    oa, ob = pair.run(case)
+    if "infra" in (oa.status, ob.status):
+        return oa, ob, [], False
+    diff = differences(oa, ob)
+    flaky = False
+    if diff:  # re-run once: a flaky disagreement is labelled, and still counted
+        ra, rb = pair.run(case)
+        flaky = not differences(ra, rb)
+    return oa, ob, diff, flaky
+
+
 def run_fuzz(a: Impl, b: Impl, n: int, seed: int, *, tools: tuple[str, ...] = TOOLS,
              progress: Callable[[int, FuzzReport], None] | None = None, shrink_examples: bool = True,
-             only: list[int] | None = None) -> FuzzReport:
+             only: list[int] | None = None, jobs: int = 1) -> FuzzReport:
+    """Run cases ``0..n-1`` of ``seed`` (or the ``only`` indexes) on ``jobs`` pairs of backends.
+    Results are folded in case order, so the report does not depend on ``jobs``."""
     report = FuzzReport(a.label, b.label, seed, n, per_tool={t: [0, 0] for t in tools})
     t0 = time.monotonic()
-    pair = Pair(a, b)
+    indexes = list(only) if only is not None else list(range(n))
+    pairs = [Pair(a, b) for _ in range(max(1, jobs))]
+    free: queue.Queue[Pair] = queue.Queue()
+    for p in pairs:
+        free.put(p)
+
+    def work(i: int) -> tuple[Case, tuple[Outcome, Outcome, list[str], bool]]:
+        case = generate(seed, i, tools)
+        pair = free.get()
+        try:
+            return case, _evaluate(pair, case)
+        finally:
+            free.put(pair)
+
     try:
-        indexes = only if only is not None else range(n)
-        for done, i in enumerate(indexes, 1):
-            case = generate(seed, i, tools)
-            oa, ob = pair.run(case)
-            if "infra" in (oa.status, ob.status):
-                report.infra.append((i, oa.message if oa.status == "infra" else ob.message))
-            else:
-                diff = differences(oa, ob)
-                if diff:  # re-run once: a flaky disagreement is labelled, and still counted
-                    ra, rb = pair.run(case)
-                    d = Disagreement(case, oa, ob, diff, flaky=not differences(ra, rb))
-                    key = class_key(d)
-                    cls = report.classes.setdefault(key, DisagreementClass(key, case.tool, sorted(set(diff))))
-                    cls.count += 1
-                    cls.flaky += d.flaky
-                    if len(cls.indexes) < MAX_EXAMPLES_PER_CLASS:
-                        cls.indexes.append(i)
-                    if cls.example is None or (cls.example.flaky and not d.flaky):
-                        cls.example = d
-                counts = report.per_tool[case.tool]
-                counts[1] += 1
-                counts[0] += 0 if diff else 1
-            if progress is not None:
-                progress(done, report)
+        with ThreadPoolExecutor(max_workers=len(pairs)) as pool:
+            for done, (case, (oa, ob, diff, flaky)) in enumerate(pool.map(work, indexes), 1):
+                if "infra" in (oa.status, ob.status):
+                    report.infra.append((case.index, oa.message if oa.status == "infra" else ob.message))
+                else:
+                    if diff:
+                        d = Disagreement(case, oa, ob, diff, flaky=flaky)
+                        key = class_key(d)
+                        cls = report.classes.setdefault(key, DisagreementClass(key, case.tool, sorted(set(diff))))
+                        cls.count += 1
+                        cls.flaky += d.flaky
+                        if len(cls.indexes) < MAX_EXAMPLES_PER_CLASS:
+                            cls.indexes.append(case.index)
+                        if cls.example is None or (cls.example.flaky and not d.flaky):
+                            cls.example = d
+                    counts = report.per_tool[case.tool]
+                    counts[1] += 1
+                    counts[0] += 0 if diff else 1
+                if progress is not None:
+                    progress(done, report)
         if shrink_examples:
             for cls in report.classes.values():
                 if cls.example is not None and not cls.example.flaky:
-                    cls.shrunk = shrink(pair, cls.example, cls.key)
+                    cls.shrunk = shrink(pairs[0], cls.example, cls.key)
     finally:
-        pair.close()
+        for p in pairs:
+            p.close()
         report.seconds = time.monotonic() - t0
     return report
