@@ -73,15 +73,22 @@ def _status_word(o: Outcome) -> str:
     return f"error[{o.kind}]" if o.status == "error" else ("isError" if o.is_error else o.status)
 
 
+def input_family(case: Case) -> str:
+    """The coarse input class of a case: ``malformed-args``, the path variant, or ``well-formed``."""
+    tags = case.tag.split("+")
+    if "malformed" in tags:
+        return "malformed-args"
+    paths = [t for t in tags if t.startswith("path:")]
+    return paths[0] if paths else "well-formed"
+
+
 def class_key(d: Disagreement) -> str:
-    """Tool, input class (without the text class) and the differing aspects; a status
-    difference names both sides."""
+    """Tool, input family and the differing aspects; a status difference names both sides.
+    The text class and file shape of the input are left out so that one behaviour change is
+    one class."""
     aspects = sorted({a.split(":")[0] for a in d.aspects})
-    tag_parts = d.case.tag.split("+")
-    shape = tag_parts[0].split("/")[-1] if d.case.tool != "bash" else tag_parts[0].split(":")[0]
-    extra = [t for t in tag_parts[1:]]
     status = f"{_status_word(d.a)}≠{_status_word(d.b)}" if "status" in aspects or "kind" in aspects else ""
-    return " | ".join(x for x in (d.case.tool, "+".join([shape, *extra]), ",".join(aspects), status) if x)
+    return " | ".join(x for x in (d.case.tool, input_family(d.case), ",".join(aspects), status) if x)
 
 
 class Pair:

@@ -58,7 +58,9 @@ def test_differences_name_each_aspect_and_file() -> None:
     assert differences(a, a) == []
     assert differences(a, b) == ["status", "kind", "message", "content", "is_error", "files:a", "files:b"]
     key = class_key(Disagreement(Case("read", {}, tag="cjk/crlf+malformed"), a, b, differences(a, b)))
-    assert key == "read | crlf+malformed | content,files,is_error,kind,message,status | result≠error[tool]"
+    assert key == "read | malformed-args | content,files,is_error,kind,message,status | result≠error[tool]"
+    other = Disagreement(Case("read", {}, tag="cjk/crlf+path:abs"), a, b, ["content"])
+    assert class_key(other) == "read | path:abs | content"
 
 
 def test_an_implementation_agrees_with_itself() -> None:
