@@ -99,8 +99,8 @@ class Pair:
         self.backend_a: Backend = a.factory()
         self.backend_b: Backend = b.factory()
         self.pool = ThreadPoolExecutor(max_workers=2)
-        self.surface_a = self.backend_a.start().surface
-        self.surface_b = self.backend_b.start().surface
+        self.surface_a = a.effective_hello(self.backend_a.start()).surface
+        self.surface_b = b.effective_hello(self.backend_b.start()).surface
 
     def run(self, case: Case) -> tuple[Outcome, Outcome]:
         fa = self.pool.submit(execute, self.backend_a, to_surface(case, self.surface_a), profile=self.a.profile)

@@ -10,6 +10,7 @@ This is the one place that maps implementation names to backends for ``propertie
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.backends.base import Backend
+from harness.backends.base import Backend, HelloInfo
 from harness.errors import InfrastructureError, UsageError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +38,14 @@ class Impl:
     label: str
     factory: Callable[[], Backend]
     profile: dict[str, Any] | None = field(default=None)
+
+    def effective_hello(self, hello: HelloInfo) -> HelloInfo:
+        """``hello`` as the workspaces will see the implementation: a server started with the
+        reference profile and given the upstream overlay per workspace speaks the pi surface
+        without patches."""
+        if self.profile == UPSTREAM_PROFILE:
+            return dataclasses.replace(hello, surface="pi", patches=())
+        return hello
 
 
 def pi_backend_command(version: str) -> str:

@@ -34,7 +34,7 @@ def run_properties(impl_spec: str, backend: str = "local", *, examples: int = DE
     be = impl.factory()
     results: list[PropertyResult] = []
     try:
-        hello = be.start()
+        hello = impl.effective_hello(be.start())
         for inv in select(only or []):
             t0 = time.monotonic()
             res = check_invariant(inv, be, hello, impl.label, examples=examples, seed=seed, profile=impl.profile)

@@ -18,6 +18,7 @@ ASCII_TRIM_END = " \t\x0b\x0c\r"  # JavaScript trimEnd restricted to ASCII
 ENGINE_MAX_LINES = 2000
 ENGINE_MAX_BYTES = 50 * 1024
 WRAPPER_READ_MAX_BYTES = 24 * 1024
+WRAPPER_BASH_MAX_BYTES = 24 * 1024
 EMPTY_FILE_REMINDER = "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>"
 NOTICE_RE = re.compile(r"\n\n\[(?:Showing lines \d+-\d+ of \d+|\d+ more lines in file\.)[^\n]*\]$")
 
