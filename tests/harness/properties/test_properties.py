@@ -16,7 +16,7 @@ from harness.properties.cli import run_properties
 from harness.properties.runner import FAIL, NOT_APPLICABLE, PASS, PATCH_ABSENT
 from tests.support.pi import pi_impl
 
-EXAMPLES = 8
+EXAMPLES = 5
 BROKEN = Path(__file__).with_name("broken_reference.py")
 BROKEN_IMPL = "cmd:" + shlex.join([sys.executable, str(BROKEN)])
 PATCH_INVARIANTS = {"edit.fuzzy-span-only": "edit.fuzzy-span", "edit.fidelity-guard": "edit.fidelity-guard"}
