@@ -28,8 +28,10 @@ from harness.cli import (
     server_commands,
 )
 from harness.errors import EmptySelection, HarnessError, InfrastructureError, ScenarioError
+from harness.fuzz import cli as fuzz_command
 from harness.importers import cli as import_command
 from harness.model.results import EXIT_EMPTY, EXIT_ERROR, EXIT_OK
+from harness.properties import cli as properties_command
 from harness.report import matrix
 from harness.scaffold import cli as init_command
 
@@ -55,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     init_command.register_cli(sub)          # init
     coverage_commands.register_cli(sub)     # coverage
     patches_commands.register_cli(sub)      # patches
+    fuzz_command.register_cli(sub)          # fuzz
+    properties_command.register_cli(sub)    # properties
     return parser
 
 

@@ -1,7 +1,8 @@
 """The bash engine's output accumulator (spec §8.8) and result formatting (spec §8.9).
 
 ``OutputAccumulator`` receives raw chunks from stdout and stderr in arrival order and keeps:
-streaming UTF-8 decoding (non-fatal; one shared decoder, or one per stream with patch
+streaming UTF-8 decoding (non-fatal, a BOM at the start of a decoder's stream dropped as by
+Node's ``TextDecoder``; one shared decoder, or one per stream with patch
 ``bash.parent-death-guard``), whole-stream totals (raw bytes, decoded UTF-8 bytes, lines), a
 rolling decoded tail, and the lazily opened full-output file that receives every raw chunk once
 the output outgrows the engine limits. ``snapshot()`` applies ``limits.truncate_tail`` to the tail;
@@ -169,7 +170,8 @@ class OutputAccumulator:
         self._platform = platform
         self._open_sink = open_sink
         self._separate = separate_decoders
-        make = codecs.getincrementaldecoder("utf-8")
+        # Node's TextDecoder (ignoreBOM false) drops a BOM at the start of each decoder's stream
+        make = codecs.getincrementaldecoder("utf-8-sig")
         shared = make(errors="replace")
         self._decoders = {s: (make(errors="replace") if separate_decoders else shared) for s in STREAMS}
         self.raw_bytes = 0

@@ -13,6 +13,8 @@ import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from tools_impl.js.unicode import DEFAULT_UNICODE_VERSION
+
 # Patch toggles of the pi engine and of the wrapper (spec §10). Default: all on except diff-bounds.
 PATCH_EDIT_FUZZY_SPAN = "edit.fuzzy-span"
 PATCH_EDIT_FIDELITY_GUARD = "edit.fidelity-guard"
@@ -216,6 +218,8 @@ class Profile:
     scrub_list: tuple[str, ...] = BASH_SUBPROCESS_SCRUB
     strict_protected_names: tuple[str, ...] = STRICT_PROTECTED_NAMES
     env_allowlist: tuple[str, ...] = ()
+    # §0.4 Unicode version of the emulated runtime's normalisation data (Node 22: 17.0.0)
+    unicode_version: str = DEFAULT_UNICODE_VERSION
     extra: Mapping[str, object] = field(default_factory=dict)
 
     def patch(self, name: str) -> bool:

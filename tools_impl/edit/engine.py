@@ -30,6 +30,7 @@ from tools_impl.core.profile import (
 )
 from tools_impl.core.result import JsonDict, ToolResult, text_result
 from tools_impl.edit import fuzzy
+from tools_impl.js import unicode
 from tools_impl.js.node_errors import EISDIR_READ_MESSAGE, error_code, node_error_message
 from tools_impl.js.text import BOM_CHAR, js_trim, js_utf8
 from tools_impl.shared.line_diff import DiffBounds, compute_receipts
@@ -282,11 +283,12 @@ def apply_edits(content: str, edits: Sequence[Edit], path: str, profile: Profile
     for i, old in enumerate(olds):
         if old == "":
             raise _empty_old_text(path, i, n)
-    if profile.patch(PATCH_EDIT_FUZZY_SPAN):
-        base = c
-        new = _apply_reference(c, olds, news, path, profile.patch(PATCH_EDIT_FIDELITY_GUARD))
-    else:
-        base, new = _apply_upstream(c, olds, news, path)
+    with unicode.using(profile.unicode_version):  # NFKC with the emulated runtime's data
+        if profile.patch(PATCH_EDIT_FUZZY_SPAN):
+            base = c
+            new = _apply_reference(c, olds, news, path, profile.patch(PATCH_EDIT_FIDELITY_GUARD))
+        else:
+            base, new = _apply_upstream(c, olds, news, path)
     if new == base:
         raise _no_change(path, n)
     return EditOutcome(fuzzy.py_string(base), fuzzy.py_string(new))

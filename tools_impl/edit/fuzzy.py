@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import re
 import sys
-import unicodedata
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from tools_impl.js import unicode
 from tools_impl.js.text import JS_WHITESPACE, js_trim_end
 
 # The four look-alike classes as one character map, applied in one pass (spec edit.7).
@@ -82,10 +82,11 @@ def py_string(s: str) -> str:
 
 
 def nfkc(s: str) -> str:
-    """JavaScript ``s.normalize('NFKC')`` on a JavaScript string (lone surrogates pass through)."""
+    """JavaScript ``s.normalize('NFKC')`` on a JavaScript string (lone surrogates pass through),
+    with the character data of the active Unicode version (``tools_impl.js.unicode``)."""
     if s.isascii():
         return s
-    return js_string(unicodedata.normalize("NFKC", py_string(s)))
+    return js_string(unicode.normalize("NFKC", py_string(s)))
 
 
 def js_split(s: str, sep: str) -> list[str]:

@@ -79,8 +79,9 @@ def is_pi_form(args: Mapping[str, Any]) -> bool:
 
 def prepare_call_arguments(args: dict[str, Any]) -> dict[str, Any]:
     """pi's host loop runs the engine's ``prepareArguments`` (the legacy-input shim) before
-    validation; arguments in the wrapper's ``file_path`` form are left as they are."""
-    if "file_path" in args:
+    validation; arguments in the wrapper's ``file_path`` form are left as they are (arguments
+    that also carry ``path`` or ``edits`` are in pi's form, and pi prepares them)."""
+    if "file_path" in args and not is_pi_form(args):
         return args
     return prepare_arguments(args)
 

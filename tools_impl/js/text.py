@@ -70,7 +70,7 @@ def js_number(x: float | int) -> str:
         return "Infinity" if x > 0 else "-Infinity"
     if x == 0:
         return "0"
-    if x.is_integer() and abs(x) < 1e21:
+    if x.is_integer() and abs(x) <= 2**53:  # beyond, JavaScript prints the shortest digits, zero-padded
         return str(int(x))
     r = repr(abs(x))  # shortest round-trip digits
     sign = "-" if x < 0 else ""

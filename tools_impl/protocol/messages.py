@@ -129,7 +129,9 @@ class CallRequest:
         if not isinstance(tool, str):
             raise ProtocolError("call: field 'tool' must be a string")
         call_id = fields.get("call_id")
-        return cls(tool, fields.get("args", {}), str(call_id) if call_id else None)
+        # "args": null is no arguments, as for the pi driver (``req.args ?? {}``)
+        args = fields.get("args")
+        return cls(tool, {} if args is None else args, str(call_id) if call_id else None)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ from tools_impl.shared import paths
 from tools_impl.shared.truncation import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncate_head
 
 TOOL_NAME = "read"
+BYTE_LENGTH_UNDEFINED_MESSAGE = ('The "string" argument must be of type string or an instance of Buffer or '
+                                 "ArrayBuffer. Received undefined")
 
 Number = int | float
 
@@ -163,6 +165,10 @@ def _select(
     trunc = truncate_head(selection, max_lines, max_bytes)
     limit_text = format_size(max_bytes)
     if trunc.first_line_exceeds_limit:
+        if isinstance(start_line, float) and not start_line.is_integer():
+            # pi measures allLines[startLine]: undefined at a fractional index, and Node's
+            # Buffer.byteLength(undefined) throws
+            raise ToolError(BYTE_LENGTH_UNDEFINED_MESSAGE)
         first_index = js_slice_bound(start_line, total_file_lines)
         first = all_lines.joined(first_index, first_index + 1)
         size = format_size(utf8_len(first))

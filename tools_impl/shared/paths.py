@@ -11,11 +11,11 @@ import os
 import posixpath
 import re
 import sys
-import unicodedata
 from collections.abc import Callable
-from urllib.parse import unquote, urlparse
+from urllib.parse import urlparse
 
 from tools_impl.core.errors import ToolError
+from tools_impl.js import unicode
 from tools_impl.js.text import js_trim
 
 SPECIAL_SPACES_RE = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
@@ -44,7 +44,29 @@ def file_url_to_path(url: str) -> str:
         raise ToolError(f'File URL host must be "localhost" or empty on {sys.platform}')
     if re.search(r"%2f", parsed.path, re.IGNORECASE):
         raise ToolError("File URL path must not include encoded / characters")
-    return unquote(parsed.path)
+    return decode_uri_component(parsed.path)
+
+
+PERCENT_RUN_RE = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def decode_uri_component(text: str) -> str:
+    """JavaScript's ``decodeURIComponent`` (what Node's ``fileURLToPath`` applies to the path): a
+    ``%`` not followed by two hex digits, or escapes that do not form valid UTF-8, raise
+    ``ToolError("URI malformed")`` (Node's ``URIError`` text) instead of decoding leniently."""
+    out: list[str] = []
+    pos = 0
+    for m in PERCENT_RUN_RE.finditer(text):
+        out.append(text[pos:m.start()])
+        try:
+            out.append(bytes.fromhex(m.group(0).replace("%", "")).decode("utf-8"))
+        except UnicodeDecodeError:
+            raise ToolError("URI malformed") from None
+        pos = m.end()
+    out.append(text[pos:])
+    if "%" in "".join(out[i] for i in range(0, len(out), 2)):
+        raise ToolError("URI malformed")
+    return "".join(out)
 
 
 def _posix_resolve_fix(p: str) -> str:
@@ -74,7 +96,7 @@ def variant_am_pm(p: str) -> str:
 
 
 def variant_nfd(p: str) -> str:
-    return unicodedata.normalize("NFD", p)
+    return unicode.normalize("NFD", p)
 
 
 def variant_curly(p: str) -> str:

@@ -37,11 +37,13 @@ def test_wrong_type_enum_and_extra_properties_are_all_reported() -> None:
     with pytest.raises(ArgumentError) as info:
         validate_args("read", SCHEMA, {"path": ["x"], "offset": "abc", "mode": "c", "extra": 1})
     lines = str(info.value).split("\n")
+    # TypeBox's order, as pi-ai 0.79.1 prints it: the object's own problems (required, then
+    # additional properties) before those of its properties, in schema order
     assert lines[1:5] == [
+        "  - root: must not have additional properties",
         "  - path: must be string",
         "  - offset: must be number",
         "  - mode: must be equal to one of the allowed values",
-        "  - root: must not have additional properties",
     ]
 
 
@@ -91,3 +93,49 @@ def test_validation_text_prints_received_numbers_like_json_stringify() -> None:
         'Validation failed for tool "read":\n  - path: must have required properties path\n\n'
         'Received arguments:\n{\n  "offset": 2,\n  "limit": 0.5\n}'
     )
+
+
+READ = {"properties": {"path": {"type": "string"}, "offset": {"type": "number"}, "limit": {"type": "number"}},
+        "required": ["path"]}
+WRITE = {"properties": {"path": {"type": "string"}, "content": {"type": "string"}}, "required": ["path", "content"]}
+
+
+@pytest.mark.parametrize(("given", "coerced"), [
+    # values recorded from pi-ai 0.79.1's validateToolArguments (TypeBox 1.1 Value.Convert)
+    (None, 0), ("", 0), (" ", 0), (" 4 ", 4), ("0x10", 16), ("0b11", 3), ("1e1", 10), ("-0", 0), ("12n", 12),
+    ("TRUE", 1), ("False", 0), (True, 1), (False, 0), ("1.5", 1.5), (9007199254740993, 9007199254740992.0),
+])
+def test_numbers_are_coerced_as_javascript_number_does(given: object, coerced: object) -> None:
+    assert validate_args("read", READ, {"path": "a", "limit": given})["limit"] == coerced
+
+
+@pytest.mark.parametrize("given", ["abc", "NaN", "Infinity", "1_000", "inf", "99999999999999999999n", [2], {"n": 1},
+                                   10**400])
+def test_what_javascript_cannot_turn_into_a_finite_number_is_refused(given: object) -> None:
+    with pytest.raises(ArgumentError) as info:
+        validate_args("read", READ, {"path": "a", "offset": given})
+    assert str(info.value).split("\n")[1] == "  - offset: must be number"
+
+
+def test_strings_take_null_booleans_and_javascript_number_printing() -> None:
+    assert validate_args("write", WRITE, {"path": None, "content": True}) == {"path": "null", "content": "true"}
+    assert validate_args("write", WRITE, {"path": 123456789012345678901, "content": 1e-7}) == {
+        "path": "123456789012345680000", "content": "1e-7"}
+    assert validate_args("write", WRITE, {"path": 10**400, "content": 1e21}) == {"path": "Infinity", "content": "1e+21"}
+
+
+def test_a_single_edit_object_is_wrapped_and_null_becomes_a_refused_item() -> None:
+    edit = {"oldText": "a", "newText": "b"}
+    assert validate_args("edit", PI_EDIT, {"path": "a", "edits": edit}) == {"path": "a", "edits": [edit]}
+    with pytest.raises(ArgumentError) as info:
+        validate_args("edit", PI_EDIT, {"path": "a", "edits": None})
+    assert str(info.value) == (
+        'Validation failed for tool "edit":\n  - edits.0: must be object\n\n'
+        'Received arguments:\n{\n  "path": "a",\n  "edits": null\n}')
+
+
+def test_received_arguments_print_numbers_as_json_stringify_does() -> None:
+    with pytest.raises(ArgumentError) as info:
+        validate_args("write", WRITE, {"path": 1152921504606846976, "content": [], "x": 10**400})
+    assert str(info.value).endswith(
+        '{\n  "path": 1152921504606847000,\n  "content": [],\n  "x": null\n}')

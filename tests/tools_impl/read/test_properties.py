@@ -38,6 +38,8 @@ def test_read_cap_never_exceeds_24kib_and_never_cuts_inside_a_utf8_sequence(line
     text = "\n".join(lines) + ("\n" if final_nl else "")
     numbered, capped = pipeline(text, None, None)
     out = capped.text
+    # spec read.9: the cap applies exactly when the numbered text is over 24 KiB
+    assert bool(capped.details and "desktop_output_truncation" in capped.details) == (utf8_len(numbered.text) > CAP)
     assert "\ufffd" not in out
     out.encode("utf-8")  # no lone surrogates
     if capped.details and "desktop_output_truncation" in capped.details:

@@ -128,8 +128,10 @@ _texts = st.text(alphabet=st.sampled_from("ab\n é😀\u2192"), max_size=400)
 def test_limiters_never_exceed_their_byte_budget_or_split_utf8(text: str, budget: int) -> None:
     """Both wrapper strategies stay within max_bytes and always produce valid UTF-8 text that
     round-trips (no lone continuation bytes)."""
+    must_cut = len(text.encode("utf-8")) > budget  # spec limits.2: unchanged only within the budget
     for strategy in (prefix_lines, head_tail_lines):
         out = strategy(text, budget, lambda kept: f"[notice {len(kept)} é]")
+        assert out.truncated == must_cut
         if out.truncated:
             assert len(out.text.encode("utf-8")) <= budget
         else:
@@ -143,8 +145,13 @@ def test_engine_truncation_keeps_whole_lines_within_both_limits(lines: list[str]
     """truncate_head/tail return whole lines (or the one partial last line), never more than
     max_lines lines or max_bytes bytes."""
     text = "\n".join(lines)
+    counted = text.split("\n") if text else []  # spec limits.1: a final empty element is not a line
+    if text.endswith("\n"):
+        counted = counted[:-1]
+    must_cut = len(counted) > max_lines or len(text.encode()) > max_bytes
     for fn in (truncate_head, truncate_tail):
         r = fn(text, max_lines=max_lines, max_bytes=max_bytes)
+        assert r.truncated == must_cut
         if not r.truncated:
             assert r.content == text
             continue

@@ -1,0 +1,1 @@
+"""Differential fuzzing of two implementations through the tool protocol (``toolproof fuzz``)."""

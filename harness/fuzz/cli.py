@@ -1,0 +1,166 @@
+"""``toolproof fuzz``: differential fuzzing of two implementations (docs/cli.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any, TextIO
+
+from harness.errors import UsageError
+from harness.fuzz.differential import DisagreementClass, FuzzReport, run_fuzz
+from harness.fuzz.execute import Outcome
+from harness.fuzz.generate import TOOLS
+from harness.fuzz.impls import IMPL_HELP, resolve_impl
+from harness.model.results import EXIT_FAIL, EXIT_OK
+
+DEFAULT_N = 1000
+PROGRESS_EVERY = 250
+SHOW_CHARS = 400
+
+
+def _pct(agreed: int, total: int) -> str:
+    return f"{100.0 * agreed / total:.2f}%" if total else "n/a"
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= SHOW_CHARS else text[:SHOW_CHARS] + f"… ({len(text)} chars)"
+
+
+def _side(o: Outcome, aspects: list[str]) -> dict[str, Any]:
+    full = o.aspects()
+    names = {a.split(":")[0] for a in aspects} | {"status"}
+    out = {k: v for k, v in full.items() if k in names and k != "files"}
+    if "files" in names:
+        wanted = {a.split(":", 1)[1] for a in aspects if a.startswith("files:")}
+        out["files"] = {p: v for p, v in full["files"].items() if p in wanted}
+    return out
+
+
+def class_json(cls: DisagreementClass) -> dict[str, Any]:
+    ex = cls.shrunk or cls.example
+    out: dict[str, Any] = {"class": cls.key, "tool": cls.tool, "count": cls.count, "flaky": cls.flaky,
+                           "aspects": cls.aspects, "cases": cls.indexes}
+    if ex is not None:
+        out["example"] = {"case": ex.case.to_json(), "shrunk": cls.shrunk is not None,
+                          "impl": _side(ex.a, ex.aspects), "oracle": _side(ex.b, ex.aspects)}
+    return out
+
+
+def report_json(r: FuzzReport) -> dict[str, Any]:
+    return {
+        "impl": r.impl, "oracle": r.oracle, "seed": r.seed, "n": r.n, "agreed": r.agreed, "total": r.total,
+        "agreement_percent": round(r.agreement, 3), "seconds": round(r.seconds, 1),
+        "per_tool": {t: {"agreed": a, "total": n} for t, (a, n) in r.per_tool.items()},
+        "infrastructure_errors": [{"case": i, "message": m} for i, m in r.infra],
+        "classes": [class_json(c) for c in sorted(r.classes.values(), key=lambda c: -c.count)],
+    }
+
+
+def summary_lines(r: FuzzReport) -> list[str]:
+    lines = [f"toolproof fuzz: {r.impl} vs {r.oracle}, seed {r.seed}, {r.total} calls in {r.seconds:.0f} s",
+             f"agreement {r.agreed}/{r.total} = {_pct(r.agreed, r.total)}"]
+    for tool, (a, n) in r.per_tool.items():
+        if n:
+            lines.append(f"  {tool:6} {a}/{n} = {_pct(a, n)}")
+    if r.infra:
+        lines.append(f"infrastructure errors: {len(r.infra)} call(s) not compared (first: case {r.infra[0][0]}: "
+                     f"{r.infra[0][1][:200]})")
+    classes = sorted(r.classes.values(), key=lambda c: -c.count)
+    if classes:
+        lines.append(f"disagreement classes ({len(classes)}):")
+    for k, cls in enumerate(classes, 1):
+        flaky = f", {cls.flaky} flaky" if cls.flaky else ""
+        lines.append(f"[{k}] {cls.key}  — {cls.count} call(s){flaky}; cases {', '.join(map(str, cls.indexes))}")
+        ex = cls.shrunk or cls.example
+        if ex is None:
+            continue
+        lines.append(f"    call: {ex.case.tool} {_short(ex.case.args)}")
+        if ex.case.files:
+            lines.append(f"    files: {_short(ex.case.to_json()['files'])}")
+        lines.append(f"    {r.impl}: {_short(_side(ex.a, ex.aspects))}")
+        lines.append(f"    {r.oracle}: {_short(_side(ex.b, ex.aspects))}")
+    return lines
+
+
+def markdown(r: FuzzReport) -> str:
+    out = [f"# Differential fuzzing: {r.impl} vs {r.oracle}", "",
+           f"Seed {r.seed}, {r.total} calls: **agreement {r.agreed}/{r.total} = {_pct(r.agreed, r.total)}**", "",
+           "| tool | agreed | calls | agreement |", "| --- | ---: | ---: | ---: |"]
+    for tool, (a, n) in r.per_tool.items():
+        out.append(f"| {tool} | {a} | {n} | {_pct(a, n)} |")
+    classes = sorted(r.classes.values(), key=lambda c: -c.count)
+    if classes:
+        out += ["", "## Disagreement classes", "", "| class | calls | flaky | example case |",
+                "| --- | ---: | ---: | --- |"]
+        for cls in classes:
+            key = cls.key.replace("|", "\\|")
+            out.append(f"| {key} | {cls.count} | {cls.flaky} | {cls.indexes[0] if cls.indexes else ''} |")
+        for k, cls in enumerate(classes, 1):
+            ex = cls.shrunk or cls.example
+            if ex is None:
+                continue
+            out += ["", f"### [{k}] {cls.key}", "", "```json",
+                    json.dumps(class_json(cls)["example"], ensure_ascii=False, indent=2)[:4000], "```"]
+    return "\n".join(out) + "\n"
+
+
+def cmd_fuzz(args: argparse.Namespace, out: TextIO) -> int:
+    from harness.report.writers import write_output
+
+    if args.n < 1:
+        raise UsageError("--n must be at least 1")
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    tools = tuple(args.tool) if args.tool else TOOLS
+    unknown = [t for t in tools if t not in TOOLS]
+    if unknown:
+        raise UsageError(f"--tool {unknown[0]!r}: expected one of {', '.join(TOOLS)}")
+    impl = resolve_impl(args.impl, args.backend)
+    oracle = resolve_impl(args.oracle, args.oracle_backend or "local")
+    t0 = time.monotonic()
+    every = max(1, min(PROGRESS_EVERY, args.n // 10 or 1))
+
+    def progress(done: int, rep: FuzzReport) -> None:
+        if not args.quiet and (done % every == 0 or done == args.n):
+            rate = done / max(time.monotonic() - t0, 1e-6)
+            print(f"fuzz: {done}/{args.n} calls, {rep.total - rep.agreed} disagreeing, "
+                  f"{rate:.0f} calls/s", file=sys.stderr, flush=True)
+
+    only = [int(x) for x in args.case] if args.case else None
+    report = run_fuzz(impl, oracle, args.n, args.seed, tools=tools, progress=progress,
+                      shrink_examples=not args.no_shrink, only=only, jobs=args.jobs)
+    for line in summary_lines(report):
+        print(line, file=out)
+    if args.json:
+        write_output(args.json, json.dumps(report_json(report), ensure_ascii=False, indent=2) + "\n", "fuzz report")
+    if args.markdown:
+        write_output(args.markdown, markdown(report), "fuzz summary")
+    if args.min_agreement is not None and report.agreement < args.min_agreement:
+        print(f"toolproof fuzz: agreement {report.agreement:.2f}% is below --min-agreement {args.min_agreement:g}%",
+              file=out)
+        return EXIT_FAIL
+    return EXIT_OK
+
+
+def register_cli(sub: Any) -> None:
+    p = sub.add_parser("fuzz", help="differential fuzzing of two implementations on generated calls")
+    p.add_argument("--impl", required=True, metavar="IMPL", help=f"the implementation under test: {IMPL_HELP}")
+    p.add_argument("--oracle", required=True, metavar="IMPL", help=f"the implementation to agree with: {IMPL_HELP}")
+    p.add_argument("--backend", default="local", help="where --impl runs: local | docker[:IMAGE] (default: local)")
+    p.add_argument("--oracle-backend", default=None, metavar="B", help="where --oracle runs (default: local)")
+    p.add_argument("--n", type=int, default=DEFAULT_N, metavar="N", help=f"number of calls (default {DEFAULT_N})")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="generator seed (default 0); same seed, same calls")
+    p.add_argument("--jobs", "-j", type=int, default=1, metavar="J",
+                   help="run J pairs of implementations side by side (the report does not depend on J)")
+    p.add_argument("--tool", action="append", default=[], metavar="T", help="only this tool (repeatable)")
+    p.add_argument("--case", action="append", default=[], metavar="I", help="re-run only case I of the seed (repeatable)")
+    p.add_argument("--min-agreement", type=float, default=None, metavar="P",
+                   help="exit 1 when the agreement is below P percent")
+    p.add_argument("--no-shrink", action="store_true", help="keep the first example of each class as found")
+    p.add_argument("--json", metavar="F", help="write the full report as JSON")
+    p.add_argument("--markdown", metavar="F", help="write a Markdown summary")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(func=cmd_fuzz)

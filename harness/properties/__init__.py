@@ -1,0 +1,1 @@
+"""Property-based checks of any implementation through the tool protocol (``toolproof properties``)."""

@@ -1,0 +1,191 @@
+"""Run the invariants against one implementation through the tool protocol: Hypothesis draws
+examples, each runs in a fresh workspace of the backend, and the outcome is compared with the
+oracle's expectation. A failing invariant keeps Hypothesis's shrunk counterexample and renders it
+as a scenario YAML (``harness/corpus/loader.py`` loads it) that fails while the bug is there.
+
+Outcomes: ``pass``; ``fail``; ``patch-absent`` (the invariant belongs to a patch the implementation
+does not declare, and it fails — expected, reported with the patch name, not a regression);
+``n/a`` (does not apply: surface or tool missing; never counted as passed); ``error`` (the
+implementation did not answer).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import seed as hypothesis_seed
+
+from harness.backends.base import Backend, HelloInfo
+from harness.errors import InfrastructureError
+from harness.fuzz.execute import Normaliser
+from harness.model.scenario import Workspace, WorkspaceEntry
+from harness.properties.invariants import Example, Invariant
+from harness.run.normalise import TMPFILE_RE
+from harness.run.workspace_archive import build_plain_archive
+
+PASS, FAIL, PATCH_ABSENT, NOT_APPLICABLE, ERROR = "pass", "fail", "patch-absent", "n/a", "error"
+CALL_DEADLINE_S = 60.0
+BASE_TIME = 1_767_225_600.0
+
+
+@dataclass
+class PropertyResult:
+    invariant: Invariant
+    status: str
+    reason: str = ""
+    examples: int = 0
+    counterexample: Example | None = None
+    failure: str = ""
+    yaml: str = ""
+
+
+class Mismatch(Exception):
+    pass
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 600 else text[:600] + f"… ({len(text)} chars)"
+
+
+def run_example(backend: Backend, example: Example, profile: dict[str, Any] | None = None) -> None:
+    """Run ``example`` in a fresh workspace; raise ``Mismatch`` naming the first difference."""
+    entries = tuple(WorkspaceEntry(p, "file", d) for p, d in example.files)
+    root = backend.new_workspace(build_plain_archive(Workspace(entries), BASE_TIME), {}, profile)
+    norm = Normaliser(root)
+    try:
+        for k, step in enumerate(example.steps, 1):
+            resp = backend.request("call", {"tool": step.tool, "args": step.args}, deadline_s=CALL_DEADLINE_S)
+            where = f"step {k} ({step.tool} {_describe(step.args)})"
+            if not resp.ok:
+                got = norm.text(resp.error_message)
+                if step.status != "error":
+                    raise Mismatch(f"{where}: expected a result, the call raised: {_describe(got)}")
+                if step.error is not None and got != step.error:
+                    raise Mismatch(f"{where}: error\n  expected {_describe(step.error)}\n  actual   {_describe(got)}")
+                continue
+            res = resp.result if isinstance(resp.result, dict) else {}
+            content = res.get("content")
+            blocks = content if isinstance(content, list) else []
+            text = norm.text("\n".join(str(b.get("text", "")) for b in blocks
+                                       if isinstance(b, dict) and b.get("type", "text") == "text"))
+            if step.status == "error":
+                raise Mismatch(f"{where}: expected the call to raise {_describe(step.error)}, it returned {_describe(text)}")
+            if step.is_error is not None and bool(res.get("is_error", False)) != step.is_error:
+                raise Mismatch(f"{where}: is_error is {res.get('is_error')!r}, expected {step.is_error!r}: {_describe(text)}")
+            if step.text is not None and text != step.text:
+                raise Mismatch(f"{where}: text\n  expected {_describe(step.text)}\n  actual   {_describe(text)}")
+            if step.full_output is not None:
+                _check_full_output(where, res.get("details"), step.full_output)
+        states = backend.read_files(root, [p for p, _ in example.final_files])
+        for path, data in example.final_files:
+            state = states.get(path)
+            actual = state.data if state is not None else None
+            if actual != data:
+                raise Mismatch(f"file {path}\n  expected {_describe(data)}\n  actual   {_describe(actual)}")
+    finally:
+        backend.drop_workspace(root)
+
+
+def _check_full_output(where: str, details: Any, expected: bytes) -> None:
+    path = details.get("fullOutputPath") if isinstance(details, dict) else None
+    if not isinstance(path, str) or not TMPFILE_RE.fullmatch(path):
+        raise Mismatch(f"{where}: output was truncated but details name no full-output file: {_describe(details)}")
+    if not os.path.isfile(path):
+        return  # not on this host (container backend): the text was still checked
+    with open(path, "rb") as fh:
+        data = fh.read()
+    os.unlink(path)
+    if data != expected:
+        raise Mismatch(f"{where}: the full-output file holds {len(data)} bytes, expected the {len(expected)} bytes "
+                       f"of the whole output")
+
+
+# -- scenario YAML --------------------------------------------------------------------------------
+
+def _file_yaml(data: bytes) -> dict[str, Any]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and "\r" not in text and not text.startswith("\ufeff"):
+        return {"text": text}
+    return {"base64": base64.b64encode(data).decode("ascii")}
+
+
+def scenario_yaml(inv: Invariant, example: Example, impl: str, failure: str, surface: str = "minimax") -> str:
+    """The counterexample as a scenario: same workspace, same calls, the oracle's expectations."""
+    digest = hashlib.sha256(repr((example.files, example.steps)).encode()).hexdigest()[:8]
+    sid = f"properties/{inv.name.replace('.', '-')}-{digest}"
+    steps: list[dict[str, Any]] = []
+    for step in example.steps:
+        expect: dict[str, Any] = {}
+        if step.status == "error":
+            expect["status"] = "error"
+            if step.error is not None:
+                expect["error"] = step.error
+        else:
+            if step.is_error is not None:
+                expect["is_error"] = step.is_error
+            if step.text is not None:
+                expect["text"] = step.text
+        steps.append({"tool": step.tool, "args": step.args, "expect": expect})
+    doc: dict[str, Any] = {
+        "id": sid,
+        "title": f"property {inv.name}: {inv.title}",
+        "tags": ["properties", inv.name, *([f"patch:{inv.patch}"] if inv.patch else [])],
+        "surface": surface,
+        "normalize": ["workspace", "tmpfiles"],
+        "workspace": {"files": [{"path": p, **_file_yaml(d)} for p, d in example.files]},
+        "steps": steps,
+    }
+    if example.final_files:
+        doc["files"] = {p: _file_yaml(d) for p, d in example.final_files}
+    header = "".join(f"# {line}\n" for line in (
+        f"Counterexample found by `toolproof properties --impl {impl}` (spec {inv.rule}).",
+        *failure.splitlines()))
+    body = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+    return header + body
+
+
+# -- the Hypothesis loop --------------------------------------------------------------------------
+
+def check_invariant(inv: Invariant, backend: Backend, hello: HelloInfo, impl: str, *, examples: int,
+                    seed: int, profile: dict[str, Any] | None = None) -> PropertyResult:
+    reason = inv.applicability(hello)
+    if reason is not None:
+        return PropertyResult(inv, NOT_APPLICABLE, reason)
+    last: dict[str, Any] = {}
+    count = [0]
+
+    @settings(max_examples=max(1, int(examples * inv.examples_factor)), deadline=None, database=None,
+              verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck),
+              phases=(Phase.generate, Phase.shrink), print_blob=False, report_multiple_bugs=False)
+    @hypothesis_seed(seed)
+    @given(inv.build(hello))
+    def prop(example: Example) -> None:
+        count[0] += 1
+        try:
+            run_example(backend, example, profile)
+        except Mismatch as exc:
+            last["example"], last["failure"] = example, str(exc)
+            raise
+
+    try:
+        prop()
+    except Mismatch:
+        example, failure = last["example"], last["failure"]
+        patch_missing = inv.patch is not None and inv.patch not in hello.patches
+        status = PATCH_ABSENT if patch_missing else FAIL
+        reason = f"patch absent: {impl} does not declare {inv.patch}" if patch_missing else ""
+        return PropertyResult(inv, status, reason, count[0], example, failure,
+                              scenario_yaml(inv, example, impl, failure, hello.surface))
+    except InfrastructureError as exc:
+        return PropertyResult(inv, ERROR, str(exc), count[0])
+    return PropertyResult(inv, PASS, "", count[0])

@@ -1,0 +1,90 @@
+"""Unicode normalisation with the character data of the emulated runtime (spec §0.4).
+
+JavaScript's ``String#normalize`` uses the Unicode version of the Node.js build (Node 22:
+Unicode 17); Python's ``unicodedata`` carries the version of the Python build (3.11: Unicode 14).
+For characters added or changed in between the two disagree, which changes fuzzy edit matches,
+occurrence counts and the bytes written. ``Profile.unicode_version`` names the version the tools
+must use; the data comes from the standard library when its version matches, else from the
+``unicodedata2`` package (a dependency, pinned to the matching release).
+
+The version of the current call is a context variable (``using``), so the edit engine's helpers
+need no extra parameter; it defaults to ``DEFAULT_UNICODE_VERSION``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import unicodedata
+from collections.abc import Iterator
+from types import ModuleType
+
+DEFAULT_UNICODE_VERSION = "17.0.0"
+UNICODEDATA2_PIN = "unicodedata2==17.0.1"
+_ACTIVE: contextvars.ContextVar[str] = contextvars.ContextVar("unicode_version", default=DEFAULT_UNICODE_VERSION)
+
+
+class UnicodeDataUnavailable(RuntimeError):
+    """No character data of the requested Unicode version is installed."""
+
+
+@functools.cache
+def data_for(version: str) -> ModuleType:
+    """The ``unicodedata``-like module whose ``unidata_version`` is ``version``."""
+    if unicodedata.unidata_version == version:
+        return unicodedata
+    found = [f"the standard library has {unicodedata.unidata_version}"]
+    try:
+        import unicodedata2  # type: ignore[import-not-found]
+    except ImportError:
+        found.append("unicodedata2 is not installed")
+    else:
+        if unicodedata2.unidata_version == version:
+            return unicodedata2
+        found.append(f"unicodedata2 has {unicodedata2.unidata_version}")
+    raise UnicodeDataUnavailable(
+        f"Unicode {version} character data is not available ({'; '.join(found)}); "
+        f"install it with: pip install '{UNICODEDATA2_PIN}' (or set the profile's unicode_version "
+        f"to {unicodedata.unidata_version})")
+
+
+@contextlib.contextmanager
+def using(version: str) -> Iterator[None]:
+    """Normalise with Unicode ``version`` inside the block."""
+    token = _ACTIVE.set(version)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
+
+
+def active_version() -> str:
+    return _ACTIVE.get()
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split(".") if x.isdigit())
+
+
+def _known_to_stdlib(s: str) -> bool:
+    return not any(unicodedata.category(c) == "Cn" for c in s)
+
+
+def normalize(form: str, s: str) -> str:
+    """``s.normalize(form)`` with the active Unicode version's data.
+
+    Without that data, the standard library's answer is still exact for text whose characters
+    it knows: Unicode's normalisation stability policy fixes the forms of assigned characters, so
+    only characters assigned after the standard library's version can differ. Only text holding
+    such a character raises ``UnicodeDataUnavailable``."""
+    if s.isascii():
+        return s
+    version = _ACTIVE.get()
+    try:
+        data = data_for(version)
+    except UnicodeDataUnavailable:
+        if _version_tuple(unicodedata.unidata_version) < _version_tuple(version) and _known_to_stdlib(s):
+            return unicodedata.normalize(form, s)  # type: ignore[arg-type]
+        raise
+    return str(data.normalize(form, s))
