@@ -21,7 +21,7 @@ from tests.support.repo import REPO
 SCHEMA = json.loads((REPO / "tools_impl" / "protocol" / "protocol.schema.json").read_text(encoding="utf-8"))
 PYTHON = [sys.executable, str(REPO / "examples" / "python-adapter" / "adapter.py")]
 NODE = ["node", str(REPO / "examples" / "node-adapter" / "adapter.mjs")]
-PASSING = ("examples/write-then-read", "examples/read-missing-file", "read/numbered-lines", "read/missing-file",
+PASSING = ("read/numbered-lines", "read/missing-file",
            "read/empty-file-reminder", "read/offset-limit-notice", "write/new-file", "write/nested-parents",
            "bash/exit-codes", "bash/cwd-and-files")
 

@@ -141,7 +141,7 @@ def test_the_shipped_corpus_is_named_toolproof_colon(capsys: pytest.CaptureFixtu
     assert "write/new-file" in ids and any(i.startswith("pi/") for i in ids)
     assert all(i.startswith(("write/", "pi/")) for i in ids)
     assert toolproof("list", "toolproof:nope")[0] == 2
-    assert "toolproof:nope: no such shipped scenario file or directory (the shipped corpus has bash, edit" in \
+    assert "toolproof:nope: no such shipped scenario file or directory (the shipped corpus has bash, classify, edit" in \
         capsys.readouterr().err
 
 
