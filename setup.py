@@ -1,5 +1,5 @@
 """Build hook: the wheel carries the scenario corpus, its baselines and snapshots, the pi adapter
-and the example adapters as package data under ``harness/_shipped/`` (see harness/shipped.py).
+and the example adapters as package data under ``harness/_shipped/`` (see harness/corpus/shipped.py).
 Everything else is declared in pyproject.toml."""
 
 import shutil

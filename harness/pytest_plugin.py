@@ -7,7 +7,7 @@ Inactive unless ``--toolproof`` is given or the ini option ``toolproof_paths`` i
 files are collected that are named on the command line, lie under a directory named there, or
 lie under ``toolproof_paths`` (default: ``paths`` of ``[tool.toolproof]`` in pyproject.toml,
 else ``scenarios``, relative to the rootdir). ``toolproof:NAME`` arguments name the shipped
-corpus (``harness.shipped``). Each scenario's tags are markers (``-m "edit and not fuzzy"``;
+corpus (``harness.corpus.shipped``). Each scenario's tags are markers (``-m "edit and not fuzzy"``;
 ``patch:edit.fuzzy-span`` becomes ``patch_edit_fuzzy_span``). Infrastructure errors are reported
 as test errors (setup), skips as skips, baseline-listed failures (``--toolproof-baseline``, default
 the configured baseline) as xfail, and stale baseline entries as failures.
@@ -26,8 +26,10 @@ import pytest
 
 from harness.backends.base import Backend
 from harness.backends.registry import backend_factory
+from harness.cli.config import effective_backend, load_config
 from harness.corpus.loader import load_scenario
-from harness.errors import HarnessError, InfrastructureError, ScenarioError
+from harness.corpus.shipped import is_shipped_name, resolve, resolve_all, snapshot_root_for
+from harness.errors import HarnessError, InfrastructureError, ScenarioError, UsageError
 from harness.model.results import ERROR, FAIL, SKIP, STALE, XFAIL, RunInfo, RunResult, ScenarioResult
 from harness.model.scenario import Scenario
 from harness.report.baseline import apply_baseline, load_baseline
@@ -59,8 +61,6 @@ def _toolproof_requested(args: list[str]) -> bool:
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
     """Rewrite ``toolproof:NAME`` arguments into the shipped corpus' paths before pytest looks
     them up (pytest would report "file or directory not found")."""
-    from harness.errors import UsageError
-    from harness.shipped import is_shipped_name, resolve
 
     if not _toolproof_requested(args):
         return
@@ -90,9 +90,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from harness.config import effective_backend, load_config
-    from harness.errors import UsageError
-    from harness.shipped import resolve_all
 
     ini_paths = list(config.getini("toolproof_paths"))
     enabled = bool(config.getoption("toolproof") or ini_paths)
@@ -200,7 +197,6 @@ def toolproof_backend(request: pytest.FixtureRequest) -> Iterator[_BackendHolder
 
 
 def _snapshot_hook(request: pytest.FixtureRequest) -> Any:
-    from harness.shipped import snapshot_root_for
 
     item = request.node
     root = snapshot_root_for(item.scenario.path) or request.config.rootpath / SNAPSHOT_DIR
@@ -270,8 +266,6 @@ def snapshot_extension_class() -> type:
 
         @classmethod
         def dirname(cls, *, test_location: Any) -> str:
-            from harness.shipped import snapshot_root_for
-
             item = test_location.item
             root = snapshot_root_for(item.scenario.path) or item.config.rootpath / SNAPSHOT_DIR
             return str(root / item.scenario.id)

@@ -63,7 +63,7 @@ def backend_selection(spec: str, impl_text: str = DEFAULT_IMPL, *, run_id: str |
         # Optional: the docker backend drives the docker SDK and an engine; it is imported only when
         # asked for, so local runs work (and start fast) on hosts without either.
         try:
-            from harness.backends.docker.backend import DockerBackend
+            from harness.backends.docker.backend import DockerBackend  # optional: needs the docker SDK
         except ImportError as exc:
             raise InfrastructureError(f"the docker backend is not available: {exc}") from None
         return Selection(lambda: DockerBackend(image=image, run_id=rid, impl=impl), label, rid, impl, spec)

@@ -22,18 +22,19 @@ from harness.cli import (
     baseline_commands,
     container_commands,
     coverage_commands,
+    matrix_commands,
     patches_commands,
     record_commands,
     run_commands,
     server_commands,
 )
+from harness.cli import init_commands as init_command
+from harness.cli.options import apply_config
 from harness.errors import EmptySelection, HarnessError, InfrastructureError, ScenarioError
 from harness.fuzz import cli as fuzz_command
 from harness.importers import cli as import_command
 from harness.model.results import EXIT_EMPTY, EXIT_ERROR, EXIT_OK
 from harness.properties import cli as properties_command
-from harness.report import matrix
-from harness.scaffold import cli as init_command
 
 EXIT_CODES_HELP = """exit codes:
   0  the gate passes (every scenario passed, skipped with a reason, or is a baseline-listed failure)
@@ -52,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     server_commands.register_cli(sub)       # serve, selfcheck
     baseline_commands.register_cli(sub)     # baseline update
     container_commands.register_cli(sub)    # images build, docker cleanup
-    matrix.register_cli(sub)                # matrix
+    matrix_commands.register_cli(sub)              # matrix
     import_command.register_cli(sub)        # import
     init_command.register_cli(sub)          # init
     coverage_commands.register_cli(sub)     # coverage
@@ -71,7 +72,6 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return EXIT_ERROR if exc.code not in (0, None) else EXIT_OK
     try:
         if getattr(args, "toolproof_config", False):
-            from harness.cli.options import apply_config
 
             apply_config(args)
         with terminating_signals_end_the_run():

@@ -23,7 +23,7 @@ def cmd_docker_cleanup(args: argparse.Namespace, out: TextIO) -> int:
     # Optional: the docker backend and the docker SDK are imported only for this command, so the
     # rest of the CLI works on hosts without them.
     try:
-        from harness.backends.docker.cleanup import cleanup_report
+        from harness.backends.docker.cleanup import cleanup_report  # optional: needs the docker SDK
     except ImportError as exc:
         raise InfrastructureError(f"the docker backend is not available: {exc}") from None
     report = cleanup_report(args.run_id, everything=args.all)

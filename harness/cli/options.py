@@ -1,6 +1,6 @@
 """Options several ``toolproof`` commands share: the scenario selection (``PATHS``, ``-k``,
 ``--tag``, ``--shard``) and the backend (``--backend``, ``--jobs``), their defaults from
-``[tool.toolproof]`` (``harness.config``), and loading the selection."""
+``[tool.toolproof]`` (``harness.cli.config``), and loading the selection."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import argparse
 from collections.abc import Sequence
 
 from harness.backends.registry import BACKEND_CHOICES_TEXT, DEFAULT_BACKEND, DEFAULT_IMPL, IMPL_CHOICES_TEXT
-from harness.config import Config, effective_backend, load_config, parse_jobs
+from harness.cli.config import Config, effective_backend, load_config, parse_jobs
 from harness.corpus.loader import find_scenario_files, load_corpus
 from harness.corpus.selection import select
+from harness.corpus.shipped import resolve_all
 from harness.errors import EmptySelection, UsageError
 from harness.model.scenario import Scenario
-from harness.shipped import resolve_all
 
 Subparsers = argparse._SubParsersAction  # what ``parser.add_subparsers()`` returns
 PATHS_HELP = ("scenario files or directories; toolproof: names the shipped corpus (toolproof:edit, toolproof:pi); "

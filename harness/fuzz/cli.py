@@ -14,6 +14,7 @@ from harness.fuzz.execute import Outcome
 from harness.fuzz.generate import TOOLS
 from harness.fuzz.impls import IMPL_HELP, resolve_impl
 from harness.model.results import EXIT_FAIL, EXIT_OK
+from harness.report.writers import write_output
 
 DEFAULT_N = 1000
 PROGRESS_EVERY = 250
@@ -108,7 +109,6 @@ def markdown(r: FuzzReport) -> str:
 
 
 def cmd_fuzz(args: argparse.Namespace, out: TextIO) -> int:
-    from harness.report.writers import write_output
 
     if args.n < 1:
         raise UsageError("--n must be at least 1")

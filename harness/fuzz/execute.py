@@ -10,6 +10,7 @@ implementation, checked against an oracle).
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -59,7 +60,6 @@ def _bytes_json(data: bytes) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        import base64
 
         return {"base64": base64.b64encode(data).decode("ascii")}
     if len(text) > 300:
@@ -140,7 +140,6 @@ def describe_bytes(data: bytes) -> str:
 
 
 def _b64(data: bytes) -> str:
-    import base64
 
     return base64.b64encode(data).decode("ascii")
 

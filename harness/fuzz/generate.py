@@ -18,7 +18,9 @@ import json
 import random
 import unicodedata
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal
+from urllib.parse import quote
 
 from harness.fuzz.execute import ROOT_TOKEN, Case
 
@@ -178,7 +180,6 @@ class Gen:
         if choice == "file-url":
             return f"file://{ROOT_TOKEN}/{name}"
         if choice == "file-url-escaped":
-            from urllib.parse import quote
 
             return f"file://{ROOT_TOKEN}/{quote(name)}"
         if choice == "file-url-malformed":
@@ -451,6 +452,5 @@ def to_surface(case: Case, surface: str) -> Case:
     out["new_string"] = first.get("newText")
     out.update({k: v for k, v in args.items() if k not in ("oldText", "newText")})
     out = {k: v for k, v in out.items() if v is not None}
-    from dataclasses import replace
 
     return replace(case, args=out)

@@ -20,6 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.backends.base import Backend, HelloInfo
+from harness.backends.cmd import CmdBackend
+from harness.backends.local import LocalBackend
+from harness.backends.registry import backend_factory
 from harness.errors import InfrastructureError, UsageError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -71,8 +74,6 @@ def pi_backend_command(version: str) -> str:
 
 def resolve_impl(spec: str, backend: str = "local") -> Impl:
     """Map an ``--impl`` value (and ``--backend``) to an ``Impl``; ``UsageError`` for bad values."""
-    from harness.backends.cmd import CmdBackend
-    from harness.backends.local import LocalBackend
 
     spec = spec.strip()
     if backend not in ("local", "docker") and not backend.startswith("docker:"):
@@ -81,7 +82,6 @@ def resolve_impl(spec: str, backend: str = "local") -> Impl:
         if backend == "local":
             extra = ["--upstream"] if spec == "upstream" else []
             return Impl(spec, lambda: LocalBackend(extra))
-        from harness.backends.registry import backend_factory
 
         factory, label = backend_factory(backend)
         return Impl(f"{spec}@{label}", factory, UPSTREAM_PROFILE if spec == "upstream" else None)

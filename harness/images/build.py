@@ -109,7 +109,7 @@ def check_buildable(recipe: Recipe, engine_os: str, registry_reachable: bool, de
 
 
 def _image_labels(client: Any, ref: str) -> dict[str, str] | None:
-    import docker.errors
+    import docker.errors  # optional: the docker SDK
 
     try:
         img = client.images.get(ref)
@@ -146,7 +146,7 @@ def build_lock(name: str) -> Iterator[None]:
     lock_dir.mkdir(parents=True, exist_ok=True)
     with open(lock_dir / f"{name}.lock", "w") as fh:
         try:
-            import fcntl
+            import fcntl  # POSIX only (a build lock)
         except ImportError:  # Windows: no flock; concurrent builds there are merely wasteful
             yield
             return

@@ -13,6 +13,7 @@ from harness.fuzz.impls import IMPL_HELP, resolve_impl
 from harness.model.results import EXIT_FAIL, EXIT_OK
 from harness.properties.invariants import INVARIANTS, Invariant
 from harness.properties.runner import ERROR, FAIL, PATCH_ABSENT, PropertyResult, check_invariant
+from harness.report.writers import write_output
 
 DEFAULT_EXAMPLES = 50
 WORDS = {"pass": "PASS", "fail": "FAIL", "patch-absent": "XFAIL", "n/a": "N/A", "error": "ERROR"}
@@ -49,7 +50,6 @@ def run_properties(impl_spec: str, backend: str = "local", *, examples: int = DE
 
 
 def cmd_properties(args: argparse.Namespace, out: TextIO) -> int:
-    from harness.report.writers import write_output
 
     if args.examples < 1:
         raise UsageError("--examples must be at least 1")

@@ -7,6 +7,7 @@ listed entries that now pass into ``stale`` (which fails the gate, like an unlis
 from __future__ import annotations
 
 import difflib
+import json
 from dataclasses import dataclass, replace
 
 import yaml
@@ -186,7 +187,6 @@ def _render_entry(e: BaselineEntry, indent: int, flow: bool) -> str:
 
 def json_scalar(value: str) -> str:
     """A YAML flow scalar: JSON's double-quoted form is valid YAML."""
-    import json
 
     return json.dumps(value, ensure_ascii=False)
 

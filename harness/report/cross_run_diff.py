@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.model.results import ERROR, SKIP, RunResult
+from harness.run.compare import readable_diff
 from harness.run.normalise import TASK_ID_KEYS, TASK_ID_TEXT_RE
 
 IGNORED_KEYS = ("duration_s",)
@@ -96,7 +97,6 @@ class Difference:
 
 def differences(left: RunResult, right: RunResult, labels: tuple[str, str] = ("a", "b")) -> list[Difference]:
     """Every step whose comparable observation differs, in the left run's order."""
-    from harness.run.compare import readable_diff
 
     out: list[Difference] = []
     rmap = {s.id: s for s in right.scenarios}

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.corpus.shipped import snapshot_root_for
 from harness.model.scenario import Scenario
 from harness.run.compare import readable_diff
-from harness.shipped import snapshot_root_for
 
 SNAPSHOT_DIRNAME = "snapshots"
 SNAPSHOT_SUFFIX = ".txt"

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import __version__
+from harness.corpus.shipped import shipped_root
 from harness.errors import UsageError
-from harness.shipped import shipped_root
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 DEFAULT_DIR = "toolproof"

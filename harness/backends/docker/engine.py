@@ -48,8 +48,8 @@ def resolve_endpoint(environ: Mapping[str, str] | None = None) -> Endpoint:
     if env.get("DOCKER_HOST"):
         return Endpoint(env["DOCKER_HOST"], DEFAULT_CONTEXT, "DOCKER_HOST")
     try:
-        from docker.context import ContextAPI
-        from docker.context.config import get_current_context_name
+        from docker.context import ContextAPI  # optional: the docker SDK
+        from docker.context.config import get_current_context_name  # optional: the docker SDK
     except ImportError as exc:  # optional dependency
         raise InfrastructureError("the 'docker' Python package is not installed (pip install docker)") from exc
     name, source = env.get("DOCKER_CONTEXT", ""), "DOCKER_CONTEXT"
@@ -85,7 +85,7 @@ class Engine:
 
     def _connect(self) -> Any:
         try:
-            import docker
+            import docker  # optional: the docker SDK
         except ImportError as exc:  # optional dependency
             raise InfrastructureError("the 'docker' Python package is not installed (pip install docker)") from exc
         try:

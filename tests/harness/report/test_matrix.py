@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.cli.matrix_commands import register_cli
 from harness.model.results import (
     ERROR,
     FAIL,
@@ -34,7 +35,6 @@ from harness.report.matrix import (
     PatchCell,
     build_matrix,
     column_label,
-    register_cli,
     to_html,
     to_markdown,
 )

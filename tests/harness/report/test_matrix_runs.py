@@ -15,9 +15,10 @@ import pytest
 
 from harness.backends.cmd import CmdBackend
 from harness.backends.local import LocalBackend
+from harness.cli.matrix_commands import register_cli
 from harness.corpus.loader import load_corpus
 from harness.model.results import FAIL, PASS, SKIP
-from harness.report.matrix import PatchCell, build_matrix, load_run, register_cli
+from harness.report.matrix import PatchCell, build_matrix, load_run
 from harness.report.writers import write_reports
 from harness.run.runner import Runner
 from tools_impl import __version__

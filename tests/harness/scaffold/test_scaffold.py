@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.config import load_config
+from harness.cli.config import load_config
+from harness.corpus.shipped import shipped_root
 from harness.errors import UsageError
 from harness.scaffold import GITHUB_WORKFLOW, GITLAB_FILE, plan
-from harness.shipped import shipped_root
 
 
 def init(root: Path, *argv: str) -> tuple[int, str]:

@@ -6,10 +6,14 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
-from harness.cli.options import Subparsers
-from harness.config import load_config, parse_jobs
+from harness.cli.config import effective_backend, load_config, parse_jobs
+from harness.cli.options import Subparsers, load_selection
+from harness.cli.progress import run_scenarios
+from harness.corpus.shipped import resolve_all
 from harness.errors import UsageError
 from harness.model.results import ERROR, EXIT_ERROR, EXIT_OK
+from harness.report.baseline import load_baseline, update_baseline, update_baseline_text
+from harness.report.writers import summary_line, write_output
 from harness.scaffold import ADAPTERS, CI_CHOICES, DEFAULT_DIR, plan, write
 
 
@@ -24,12 +28,6 @@ def _ci_choice(text: str) -> tuple[str, ...]:
 def first_run(root: Path, out: TextIO) -> int:
     """Run the gate just configured and list its failures in the configured baseline, with TODO
     reasons, so that the gate passes from the first commit."""
-    from harness.cli.options import load_selection
-    from harness.cli.progress import run_scenarios
-    from harness.config import effective_backend
-    from harness.report.baseline import load_baseline, update_baseline, update_baseline_text
-    from harness.report.writers import summary_line, write_output
-    from harness.shipped import resolve_all
 
     config = load_config(root)
     assert config.baseline is not None

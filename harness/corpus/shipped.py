@@ -11,6 +11,7 @@ scenarios. Baselines shipped with it are named ``toolproof:baselines/NAME.yaml``
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -29,7 +30,7 @@ TOP_LEVEL = ("baselines", "snapshots", "adapters", "examples")
 
 def shipped_root() -> Path:
     """The directory holding ``scenarios/``, ``baselines/``, … (package data, else the checkout)."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the harness package
     packaged = here / PACKAGE_DATA_DIR
     if (packaged / CORPUS_DIR).is_dir():
         return packaged
@@ -88,7 +89,6 @@ def snapshot_root_for(scenario_path: str) -> Path | None:
 def pi_backend(version: str) -> str:
     """Install pi ``version`` (cached) with the shipped pi adapter and return its ``--backend``
     value (``cmd:NODE DRIVER --pi-dir DIR``, with absolute paths)."""
-    import importlib.util
 
     adapter = shipped_root() / "adapters" / "pi"
     spec = importlib.util.spec_from_file_location("toolproof_pi_setup", adapter / "pi_setup.py")
@@ -107,7 +107,7 @@ def pi_backend(version: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m harness.shipped where|pi-backend VERSION`` (used by the CI templates)."""
+    """``python -m harness.corpus.shipped where|pi-backend VERSION`` (used by the CI templates)."""
     args = sys.argv[1:] if argv is None else argv
     try:
         if args == ["where"]:
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"toolproof: error: {exc}", file=sys.stderr)
         return 2
-    print("usage: python -m harness.shipped where | pi-backend VERSION", file=sys.stderr)
+    print("usage: python -m harness.corpus.shipped where | pi-backend VERSION", file=sys.stderr)
     return 2
 
 

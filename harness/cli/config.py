@@ -10,7 +10,7 @@ and the pytest plugin alike (a command-line option always wins).
 
 The file is the nearest ``pyproject.toml`` in the current directory or above it (stopping at the
 root of a git repository). Relative paths are relative to the file's directory; ``toolproof:``
-names the shipped corpus (``harness.shipped``). Unknown keys and wrong types are a one-line
+names the shipped corpus (``harness.corpus.shipped``). Unknown keys and wrong types are a one-line
 ``UsageError`` naming the file and the key.
 """
 
@@ -22,8 +22,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.corpus.shipped import is_shipped_name, pi_backend
 from harness.errors import UsageError
-from harness.shipped import is_shipped_name
 
 CONFIG_FILE = "pyproject.toml"
 SECTION = "tool.toolproof"
@@ -147,7 +147,6 @@ def effective_backend(impl: str | None, backend: str | None) -> str:
     if impl == "upstream":
         return UPSTREAM_COMMAND
     if impl.startswith("pi@") and len(impl) > 3:
-        from harness.shipped import pi_backend
 
         return pi_backend(impl[3:])
     if impl.startswith("cmd:"):
