@@ -26,7 +26,7 @@ import pytest
 
 from harness.backends.base import Backend
 from harness.backends.registry import backend_factory
-from harness.cli.config import effective_backend, load_config
+from harness.cli.config import load_config
 from harness.corpus.loader import load_scenario
 from harness.corpus.shipped import is_shipped_name, resolve, resolve_all, snapshot_root_for
 from harness.errors import HarnessError, InfrastructureError, ScenarioError, UsageError
@@ -102,7 +102,9 @@ def pytest_configure(config: pytest.Config) -> None:
         tp = load_config(config.rootpath)
         roots = resolve_all(ini_paths or list(tp.paths) or list(DEFAULT_PATHS))
         if config.getoption("toolproof_backend") is None:
-            config.option.toolproof_backend = effective_backend(tp.impl, tp.backend) if tp.found else "local"
+            config.option.toolproof_backend = tp.backend or "local"
+            if tp.impl and config.getoption("toolproof_impl") in (None, "reference"):
+                config.option.toolproof_impl = tp.impl
         if config.getoption("toolproof_baseline") is None and tp.baseline:
             config.option.toolproof_baseline = resolve_all([tp.baseline])[0]
     except UsageError as exc:

@@ -22,7 +22,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.corpus.shipped import is_shipped_name, pi_backend
+from harness.backends.impl import parse_impl
+from harness.corpus.shipped import is_shipped_name
 from harness.errors import UsageError
 
 CONFIG_FILE = "pyproject.toml"
@@ -108,6 +109,11 @@ def parse_config(data: dict[str, object], file: str) -> Config:
     if not isinstance(paths_value, list) or not all(isinstance(p, str) and p for p in paths_value):
         raise UsageError(f"{file}: [{SECTION}] paths: expected a list of strings, got {paths_value!r}")
     impl = _string(file, "impl", section["impl"]) if "impl" in section else None
+    if impl is not None:
+        try:
+            parse_impl(impl)
+        except UsageError as exc:
+            raise UsageError(f"{file}: [{SECTION}] impl: {exc}") from None
     backend = _string(file, "backend", section["backend"]) if "backend" in section else None
     baseline = _string(file, "baseline", section["baseline"]) if "baseline" in section else None
     jobs = parse_jobs(section["jobs"], f"{file}: [{SECTION}] jobs") if "jobs" in section else None  # type: ignore[arg-type]
@@ -128,27 +134,3 @@ def load_config(start: Path | None = None) -> Config:
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not valid TOML: {exc}") from None
     return parse_config(data, str(path))
-
-
-IMPL_CHOICES_TEXT = "reference | upstream | pi@VERSION | cmd:COMMAND"
-UPSTREAM_COMMAND = "cmd:{python} -m tools_impl.server --upstream"
-
-
-def effective_backend(impl: str | None, backend: str | None) -> str:
-    """Today's single ``--backend`` spec for an (impl, backend) pair. ``reference`` (or none) runs
-    on ``backend`` (default local); ``upstream`` (the reference with every patch off), ``pi@VERSION``
-    (the published pi tools, installed into the cache on demand) and ``cmd:COMMAND`` run on the
-    host, so only the local backend goes with them in this version."""
-    if impl in (None, "", "reference"):
-        return backend or "local"
-    if backend not in (None, "", "local"):
-        raise UsageError(f"impl {impl!r} on backend {backend!r}: only the reference runs on another backend "
-                         "in this version; other implementations run on the host (local)")
-    if impl == "upstream":
-        return UPSTREAM_COMMAND
-    if impl.startswith("pi@") and len(impl) > 3:
-
-        return pi_backend(impl[3:])
-    if impl.startswith("cmd:"):
-        return impl
-    raise UsageError(f"unknown implementation {impl!r}; expected {IMPL_CHOICES_TEXT}")

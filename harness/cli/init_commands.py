@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
-from harness.cli.config import effective_backend, load_config, parse_jobs
+from harness.cli.config import load_config, parse_jobs
 from harness.cli.options import Subparsers, load_selection
 from harness.cli.progress import run_scenarios
 from harness.corpus.shipped import resolve_all
@@ -32,8 +32,8 @@ def first_run(root: Path, out: TextIO) -> int:
     config = load_config(root)
     assert config.baseline is not None
     scenarios = load_selection(resolve_all(list(config.paths)))
-    run = run_scenarios(scenarios, effective_backend(config.impl, config.backend), config.jobs or parse_jobs("auto"),
-                        out, quiet=True)
+    run = run_scenarios(scenarios, config.backend or "local", config.jobs or parse_jobs("auto"), out,
+                        quiet=True, impl=config.impl or "reference")
     print(f"toolproof: first run of the gate: {summary_line(run)}", file=out)
     errors = [r for r in run.scenarios if r.status == ERROR]
     if errors:

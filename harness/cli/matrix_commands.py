@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from harness.cli.config import IMPL_CHOICES_TEXT, effective_backend
+from harness.backends.registry import IMPL_CHOICES_TEXT
 from harness.cli.options import add_jobs, apply_config, load_selection
 from harness.cli.progress import run_scenarios
 from harness.errors import UsageError
@@ -47,9 +47,8 @@ def _runs_from_impls(args: argparse.Namespace, out: TextIO) -> tuple[list[tuple[
     scenarios = load_selection(args.paths, args.keyword, args.tag, None)
     runs: list[tuple[str, RunResult]] = []
     for impl in args.impl:
-        spec = effective_backend(impl, backend)
         print(f"toolproof matrix: {len(scenarios)} scenarios on {impl}", file=out, flush=True)
-        runs.append((impl, run_scenarios(scenarios, spec, args.jobs, out)))
+        runs.append((impl, run_scenarios(scenarios, backend or "local", args.jobs, out, impl=impl)))
     if args.json_dir:
         for impl, run in runs:
             name = re.sub(r"[^A-Za-z0-9._@-]+", "_", impl).strip("_") or "run"

@@ -8,7 +8,7 @@ import argparse
 from collections.abc import Sequence
 
 from harness.backends.registry import BACKEND_CHOICES_TEXT, DEFAULT_BACKEND, DEFAULT_IMPL, IMPL_CHOICES_TEXT
-from harness.cli.config import Config, effective_backend, load_config, parse_jobs
+from harness.cli.config import Config, load_config, parse_jobs
 from harness.corpus.loader import find_scenario_files, load_corpus
 from harness.corpus.selection import select
 from harness.corpus.shipped import resolve_all
@@ -56,13 +56,15 @@ def add_backend(p: argparse.ArgumentParser) -> None:
 
 def apply_config(args: argparse.Namespace, config: Config | None = None) -> Config:
     """Fill what the command line left unset from ``[tool.toolproof]``: ``paths``, ``backend``
-    (from ``impl`` and ``backend``), ``jobs`` and, for commands with ``--baseline``, the baseline
+    and ``impl`` (when neither option was given), ``jobs`` and, for commands with ``--baseline``, the baseline
     (unless ``--no-baseline``). Resolves ``toolproof:`` names. Returns the config used."""
     config = config if config is not None else load_config()
     if hasattr(args, "paths"):
         args.paths = resolve_all(list(args.paths or config.paths))
     if hasattr(args, "backend") and args.backend is None:
-        args.backend = effective_backend(config.impl, config.backend) if config.found else DEFAULT_BACKEND
+        args.backend = config.backend or DEFAULT_BACKEND
+        if config.impl and getattr(args, "impl", None) in (None, DEFAULT_IMPL):
+            args.impl = config.impl
     if hasattr(args, "jobs") and args.jobs is None:
         args.jobs = config.jobs or 1
     if hasattr(args, "baseline"):

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import TextIO
 
@@ -21,7 +19,7 @@ from harness.backends.registry import backend_factory
 from harness.cli.options import Subparsers
 from harness.corpus.loader import load_corpus
 from harness.corpus.patch_pins import pinned, render_text, verdicts
-from harness.errors import InfrastructureError, UsageError
+from harness.errors import UsageError
 from harness.model.results import EXIT_ERROR, EXIT_OK
 from harness.run.runner import Runner
 from harness.run.snapshots import SnapshotStore
@@ -30,31 +28,12 @@ DEFAULT_CORPUS = ("scenarios", "adapters/pi/scenarios")
 PI_SETUP = Path("ci") / "pi-setup.sh"
 
 
-def backend_for_impl(impl: str, backend: str | None) -> str:
-    if backend:
-        return backend
-    if impl == "reference":
-        return "local"
-    if impl == "upstream":
-        return f"cmd:{sys.executable} -m tools_impl.server --upstream"
-    if impl.startswith("pi@"):
-        version = impl[3:]
-        if not PI_SETUP.is_file():
-            raise UsageError(f"--impl {impl} needs {PI_SETUP} (run from the repository root) or --backend")
-        proc = subprocess.run(["bash", str(PI_SETUP), version], capture_output=True, text=True, check=False)
-        spec = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
-        if proc.returncode != 0 or not spec.startswith("cmd:"):
-            raise InfrastructureError(f"{PI_SETUP} {version} failed: {proc.stderr.strip() or proc.stdout.strip()}")
-        return spec
-    raise UsageError(f"unknown --impl {impl!r}: expected reference, upstream, pi@VERSION, or pass --backend")
-
-
 def cmd_patches(args: argparse.Namespace, out: TextIO) -> int:
     paths = args.paths or [p for p in DEFAULT_CORPUS if Path(p).is_dir()]
     if not paths:
         raise UsageError("no scenario paths given and no scenarios/ directory here")
     scenarios = pinned(load_corpus(paths))
-    factory, label = backend_factory(backend_for_impl(args.impl, args.backend))
+    factory, label = backend_factory(args.backend or "local", args.impl)
     store = SnapshotStore(SnapshotStore.default_root())
     run = Runner(factory, jobs=args.jobs, backend_label=label, snapshot_factory=store.hook_for).run(scenarios)
     found = verdicts(scenarios, run)

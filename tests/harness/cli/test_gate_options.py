@@ -110,7 +110,7 @@ def test_plain_run_uses_tool_toolproof_and_options_override_it(corpus: Path, tmp
     monkeypatch.chdir(tmp_path)
     code, out = toolproof("run")
     assert code == 1  # the configured baseline lists a passing scenario: stale
-    assert out.startswith("STALE g/good\n") and f"[{FAKE_BACKEND} fake]" in out
+    assert out.startswith("STALE g/good\n") and f"[local --impl {FAKE_BACKEND} fake]" in out
     assert toolproof("run", "--no-baseline")[0] == 0
     assert toolproof("run", "--baseline", "base.yaml", "-k", "good")[0] == 1
     assert toolproof("run", "--no-baseline", "-k", "typo")[0] == 5

@@ -87,7 +87,7 @@ def test_wrapper_against_upstream_writes_group_into_shrunk_classes(tmp_path: Pat
 def test_bad_options_are_usage_errors() -> None:
     with pytest.raises(UsageError, match="unknown implementation 'x'"):
         resolve_impl("x")
-    with pytest.raises(UsageError, match="takes reference or upstream"):
+    with pytest.raises(UsageError, match="name the image that holds the command"):
         resolve_impl("cmd:true", "docker")
     assert main(["fuzz", "--impl", "upstream", "--oracle", "upstream", "--n", "0"], io.StringIO()) == 2
 
