@@ -283,6 +283,11 @@ def run_rg(
 
     deadline = time.monotonic() + profile.rg_timeout_ms / 1000
     timed_out = False
+    if profile.rg_timeout_ms <= 0:
+        # Node's setTimeout(kill, 0) fires after 1 ms, before any rg run can close its output:
+        # such a timeout always wins, whether or not rg happens to exit before the first poll here.
+        timed_out = True
+        killer.fire()
     while proc.poll() is None:
         if ctx.abort.is_set():
             killer.fire()
