@@ -35,7 +35,7 @@ const FACTORIES = {
 	ls: "createLsTool",
 };
 const DEFAULT_TOOLS = ["read", "write", "edit", "bash"];
-// Spec §0.7; used when a tool object does not declare `executionMode` itself.
+// Spec spec common.7; used when a tool object does not declare `executionMode` itself.
 const DEFAULT_MODES = { read: "parallel", grep: "parallel", find: "parallel", ls: "parallel" };
 const ABORT_MESSAGE = "Operation aborted";
 const SHUTDOWN_WAIT_MS = 5000;

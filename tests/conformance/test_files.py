@@ -1,4 +1,4 @@
-"""Black-box conformance checks of read, write and edit against the spec (§0–§4, §10, §11).
+"""Black-box conformance checks of read, write and edit against the spec (spec common–edit, spec patches, spec versions).
 
 Every expected value here is derived from the spec text alone, the way an outside conformance
 suite would derive it: tool name and arguments in, content text / details / is_error / raised
@@ -58,12 +58,12 @@ def raised(tool: str, args: dict[str, Any], root: Path, profile: Profile = REFER
 
 
 def num(lines: list[str], start: int = 1) -> str:
-    """Lines numbered the way §2.8 step 5 says: ``String(n).padStart(6) + '→' + line``."""
+    """Lines numbered the way spec read.8 step 5 says: ``String(n).padStart(6) + '→' + line``."""
     return "\n".join(f"{start + i:>6}{ARROW}{line}" for i, line in enumerate(lines))
 
 
 # =============================================================================================
-# §0.2 result model, §0.3 paths, §0.7 modes
+# spec common.2 result model, spec common.3 paths, spec common.7 modes
 
 
 def test_relative_paths_resolve_against_the_workspace_root_and_absolute_paths_are_accepted(tmp_path: Path) -> None:
@@ -149,7 +149,7 @@ def test_a_set_abort_signal_raises_operation_aborted_and_changes_nothing(
 
 
 # =============================================================================================
-# §2 read
+# spec read read
 
 
 def test_read_numbers_lines_and_keeps_the_final_newline_unnumbered(tmp_path: Path) -> None:
@@ -209,7 +209,7 @@ def test_read_fractional_offset_follows_javascript_slice_and_number_formatting(t
     res = call("read", {"path": "a.txt", "offset": 2.5, "limit": 1}, tmp_path)
     # startLine 1.5 → slice from 1; end = min(2.5, 4) → slice(1.5, 2.5) = ["b"]; 4 - 2.5 = 1.5 more.
     # The wrapper's notice pattern wants `\d+ more lines`, so "1.5 more lines" is not split off and
-    # is numbered like body text (literal reading of §2.8 step 2).
+    # is numbered like body text (literal reading of spec read.8 step 2).
     assert res.text == (f"   2.5{ARROW}b\n   3.5{ARROW}\n   4.5{ARROW}"
                         "[1.5 more lines in file. Use offset=3.5 to continue.]")
     engine = call("read", {"path": "a.txt", "offset": 2.5, "limit": 1}, tmp_path, UPSTREAM_PI)
@@ -356,7 +356,7 @@ def test_read_upstream_has_no_numbers_guards_reminder_or_cap(tmp_path: Path) -> 
     assert "pages" in read_tool.TOOL.surface_schema(REFERENCE)["properties"]
 
 
-# §2.3 wrapper path candidates
+# spec read.3 wrapper path candidates
 
 
 def test_read_finds_special_space_at_and_file_url_variants(tmp_path: Path) -> None:
@@ -389,7 +389,7 @@ def test_a_name_with_a_real_nbsp_is_found_by_the_wrapper_but_not_by_the_engine(t
     )
 
 
-# §2.4 guards
+# spec read.4 guards
 
 
 @pytest.mark.parametrize("path", ["/dev/zero", "/dev/urandom", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/1"])
@@ -428,7 +428,7 @@ def test_fifo_and_socket_are_refused_by_the_non_regular_guard(tmp_path: Path) ->
     assert res.is_error is True
 
 
-# §2.5 binary guard
+# spec read.5 binary guard
 
 
 def test_binary_guard_by_extension_uses_the_lower_cased_extension(tmp_path: Path) -> None:
@@ -483,7 +483,7 @@ def test_content_sniff_nul_and_non_printable_messages(tmp_path: Path) -> None:
     assert call("read", {"path": "late.txt"}, tmp_path).is_error is False
 
 
-# §2.7 images
+# spec read.7 images
 
 
 def _tiny_png() -> bytes:
@@ -513,7 +513,7 @@ def test_bmp_magic_is_read_as_text_by_the_engine(tmp_path: Path) -> None:
 
 
 # =============================================================================================
-# §3 write
+# spec write write
 
 
 def test_write_new_file_text_and_details(tmp_path: Path) -> None:
@@ -608,7 +608,7 @@ def test_write_follows_symlinks(tmp_path: Path) -> None:
 
 
 # =============================================================================================
-# §4 edit
+# spec edit edit
 
 
 def test_edit_success_text_and_receipts(tmp_path: Path) -> None:
@@ -798,7 +798,7 @@ def test_edit_new_text_is_spliced_literally(tmp_path: Path) -> None:
     assert (tmp_path / "a.txt").read_text() == "$&$$$`$'"
 
 
-# §4.6 / §4.7 fuzzy matching
+# spec edit.6 / spec edit.7 fuzzy matching
 
 
 def test_fuzzy_edit_replaces_only_the_mapped_span(tmp_path: Path) -> None:
@@ -870,7 +870,7 @@ def test_upstream_has_no_disproportion_guard(tmp_path: Path) -> None:
     assert (tmp_path / "g.txt").read_text() == "X\n"
 
 
-# §4.3 line-number retry
+# spec edit.3 line-number retry
 
 
 def test_line_number_prefixes_are_stripped_on_retry(tmp_path: Path) -> None:
@@ -910,7 +910,7 @@ def test_the_original_successful_attempt_has_no_stripped_flag(tmp_path: Path) ->
     assert (tmp_path / "a.txt").read_text() == "y\n"
 
 
-# §4.4 replace_all
+# spec edit.4 replace_all
 
 
 def test_replace_all_replaces_every_occurrence_and_reports_the_absolute_path(tmp_path: Path) -> None:
@@ -1098,7 +1098,7 @@ def test_server_write_then_concurrent_edits_through_a_symlink_alias_serialise(tm
 
 
 def test_server_pipelined_calls_honour_execution_modes_in_arrival_order(tmp_path: Path) -> None:
-    """§0.7: write and edit are sequential, read is parallel — a pipelined write, edit, read of one
+    """spec common.7: write and edit are sequential, read is parallel — a pipelined write, edit, read of one
     file observes the calls in the order they were sent."""
     reqs: list[dict[str, Any]] = [{"id": 0, "op": "workspace", "root": str(tmp_path)}]
     for rnd in range(5):
@@ -1122,7 +1122,7 @@ def test_server_pipelined_calls_honour_execution_modes_in_arrival_order(tmp_path
         assert out[base + 4]["result"]["files"][f"f{rnd}.txt"]["data"] == "Qwo="  # base64 of "C\n"
 
 
-# §10 toggles individually off
+# spec patches toggles individually off
 
 
 def test_fuzzy_span_off_alone_rewrites_the_whole_file_and_shortens_messages(tmp_path: Path) -> None:

@@ -1,10 +1,10 @@
-"""Black-box conformance of grep, glob and the ripgrep runner against spec §0, §1.2, §5, §6, §7.
+"""Black-box conformance of grep, glob and the ripgrep runner against spec common, spec limits.2, spec ripgrep, spec grep, spec glob.
 
 Every expected value below is derived from the spec text alone. The tools are driven the way a
 host drives them: ``execute(args, ctx)`` with ``make_context`` over real fixture trees, and the
 real ``python -m tools_impl.server`` over pipes for a representative subset. The argv, cwd and
 exit-code rules are observed through a recording stand-in for ripgrep (``Profile.rg_binary``,
-the profile setting §5 asks for); output formatting is checked against the real ripgrep. Checks
+the profile setting spec ripgrep asks for); output formatting is checked against the real ripgrep. Checks
 of pure functions (the absolute glob pattern split) live beside their modules' tests under
 ``tests/tools_impl/search/``.
 """
@@ -31,19 +31,19 @@ from tools_impl.search import glob_tool, grep_tool
 
 T0 = 1_700_000_000
 
-# §6.3 step 6, in order.
+# spec grep.3 step 6, in order.
 SCAN_NAMES = [
     ".worktrees", "node_modules", ".pnpm-store", ".venv", "venv", "build_env", "__pycache__", ".pytest_cache",
     ".mypy_cache", ".ruff_cache", ".tox", ".nox", ".gradle", ".cache", "dist", "build", "out", "coverage",
 ]
 SCAN = [f"--iglob=!**/{n}/**" for n in SCAN_NAMES]
-# §6.3 step 7, in order.
+# spec grep.3 step 7, in order.
 SENSITIVE = [f"--iglob={e}" for e in [
     "!**/.git/**", "!**/.svn/**", "!**/.hg/**", "!**/.bzr/**", "!**/.jj/**", "!**/.sl/**",
     "!.env", "!.env.*", "!*.key", "!*.pem", "!*.p12", "!*.pfx", "!**/.ssh/**", "!**/.aws/**", "!**/.kube/**",
     "!.npmrc", "!id_rsa", "!id_dsa", "!id_ecdsa", "!id_ed25519",
 ]]
-# §7.2 step 9.
+# spec glob.2 step 9.
 BROAD = [f"--iglob={e}" for e in [
     "!*.{png,jpg,jpeg,gif,webp,bmp,ico,tif,tiff,heic,avif,svgz}",
     "!*.{mp3,wav,flac,aac,ogg,m4a,mp4,mov,avi,mkv,webm}",
@@ -176,7 +176,7 @@ def serve(requests: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------------------------
-# §6.2 / §6.3 grep: normalised inputs and argv, in order
+# spec grep.2 / spec grep.3 grep: normalised inputs and argv, in order
 
 
 def test_grep_default_mode_argv_cwd_and_stdin(ws: Path, fake: FakeRg) -> None:
@@ -186,7 +186,7 @@ def test_grep_default_mode_argv_cwd_and_stdin(ws: Path, fake: FakeRg) -> None:
     [call] = fake.calls()
     assert call["argv"] == [*GREP_HEAD, "-l", *SCAN, *SENSITIVE, "--", "needle", "."]
     assert os.path.realpath(call["cwd"]) == os.path.realpath(ws)
-    assert call["stdin"] == 0  # §5: stdin ignored (nothing to read)
+    assert call["stdin"] == 0  # spec ripgrep: stdin ignored (nothing to read)
 
 
 def test_grep_count_mode_argv(ws: Path, fake: FakeRg) -> None:
@@ -320,7 +320,7 @@ def test_grep_look_alike_names_are_not_sensitive(ws: Path, fake: FakeRg, rel: st
 
 
 # ---------------------------------------------------------------------------------------------
-# §6.4 exit handling
+# spec grep.4 exit handling
 
 
 def test_grep_invalid_regex_returns_is_error_with_last_error_line(ws: Path, fake: FakeRg) -> None:
@@ -387,7 +387,7 @@ def test_glob_timeout_raises(ws: Path, fake: FakeRg) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §6.5 files_with_matches
+# spec grep.5 files_with_matches
 
 
 def files_tree(root: Path) -> None:
@@ -512,7 +512,7 @@ def test_grep_path_inside_a_scan_excluded_directory_is_searched(ws: Path) -> Non
 
 
 # ---------------------------------------------------------------------------------------------
-# §6.6 count
+# spec grep.6 count
 
 
 def test_grep_count_totals_occurrences_in_ripgrep_order(ws: Path, fake: FakeRg) -> None:
@@ -553,7 +553,7 @@ def test_grep_count_offset_past_the_end_keeps_the_totals(ws: Path, fake: FakeRg)
 
 
 # ---------------------------------------------------------------------------------------------
-# §6.7 content
+# spec grep.7 content
 
 
 def paged_file(root: Path) -> None:
@@ -642,7 +642,7 @@ def test_grep_content_trailing_newlines_trimmed(ws: Path, fake: FakeRg) -> None:
 
 
 def spec_prefix_cap(lines: list[str], max_bytes: int, notice: Any) -> tuple[str, int]:
-    """§1.2 prefix strategy, literally: the largest count whose candidate fits."""
+    """spec limits.2 prefix strategy, literally: the largest count whose candidate fits."""
     best: tuple[str, int] | None = None
     for count in range(1, len(lines) + 1):
         cand = "\n".join(lines[:count]) + "\n\n" + notice(count)
@@ -771,7 +771,7 @@ def test_grep_content_cap_notice_mentions_the_ripgrep_safety_cap(ws: Path) -> No
 
 
 # ---------------------------------------------------------------------------------------------
-# §7 glob: argv, scope rules, errors
+# spec glob glob: argv, scope rules, errors
 
 
 def glob_argv(fake: FakeRg, root: Path, **args: Any) -> list[str]:
@@ -943,7 +943,7 @@ def test_glob_absolute_pattern_with_missing_path_names_the_path(ws: Path) -> Non
 
 
 # ---------------------------------------------------------------------------------------------
-# §7.2 glob: stream filter and output
+# spec glob.2 glob: stream filter and output
 
 
 def test_glob_pattern_without_slash_matches_at_any_depth_and_dotfiles(ws: Path, fake: FakeRg) -> None:
@@ -1089,7 +1089,7 @@ def test_glob_include_ignored_lists_ignored_files_in_a_narrow_scope(ws: Path) ->
 
 
 # ---------------------------------------------------------------------------------------------
-# §5 ripgrep runner
+# spec ripgrep ripgrep runner
 
 
 @pytest.mark.parametrize("tool", [grep_tool, glob_tool])
@@ -1295,7 +1295,7 @@ def test_grep_and_glob_calls_run_in_parallel_over_the_server(ws: Path, fake: Fak
         {"id": 3, "op": "call", "tool": "grep", "args": {"pattern": "x"}},
         {"id": 4, "op": "call", "tool": "glob", "args": {"pattern": "*.py"}},
     ])
-    assert time.monotonic() - started < 8.5  # three 3 s runs overlapped, not 9 s in a row (spec §0.7: parallel)
+    assert time.monotonic() - started < 8.5  # three 3 s runs overlapped, not 9 s in a row (spec common.7: parallel)
     assert out[2]["result"]["content"][0]["text"] == "a.py"
     assert out[3]["result"]["content"][0]["text"] == "Found 1 files\na.py"
     assert len(fake.calls()) == 3

@@ -1,6 +1,6 @@
 """The shipped corpus as a CI gate: it passes on the local backend with no baseline (the
 reference baseline is empty), passes on the docker backend, and both backends observe the same thing at every step
-(parity, DESIGN §3), except what a scenario declares per platform.
+(parity, docs/architecture.md), except what a scenario declares per platform.
 
 The docker half skips without an engine unless TOOLPROOF_REQUIRE_DOCKER=1.
 """

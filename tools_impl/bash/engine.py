@@ -1,4 +1,4 @@
-"""The bash engine (spec §8.4–§8.9): spawn the shell in its own session and process group, read
+"""The bash engine (spec bash.4–9): spawn the shell in its own session and process group, read
 stdout and stderr concurrently into the output accumulator, enforce the timeout and the abort
 signal with the kill sequence, decide completion, and turn the outcome into a result or an error.
 
@@ -268,7 +268,7 @@ def _windows_terminate(pid: int, force: bool, env: Mapping[str, str], profile: P
 
 
 def start_kill_sequence(pid: int, profile: Profile, env: Mapping[str, str]) -> threading.Timer | None:
-    """Begin terminating the process tree of ``pid`` (spec §8.6). Returns the escalation timer.
+    """Begin terminating the process tree of ``pid`` (spec bash.6). Returns the escalation timer.
 
     Graceful (patch ``bash.graceful-kill``): SIGTERM to the group now; SIGKILL to the group after
     the grace period unless ``killpg(pid, 0)`` reports the group gone. Upstream: SIGKILL now.
@@ -449,7 +449,7 @@ def run_command(
     ``env`` is the engine's environment base (``engine_env``); ``spawn_hook`` may rewrite command,
     cwd and env before the spawn; ``on_data`` receives decoded output text in arrival order;
     ``on_spawn`` receives the pid (= pgid) once the process exists; ``on_update`` receives the
-    streaming updates of §8.8 (one empty update at start, then ``formatOutput(snapshot, "")``
+    streaming updates of spec bash.8 (one empty update at start, then ``formatOutput(snapshot, "")``
     at most once per ``Profile.bash_update_throttle_ms``).
     """
     inputs = SpawnInputs(command, cwd, dict(env))
@@ -596,12 +596,12 @@ def _drain_available(reader: _PosixReader | _ThreadReader, acc: OutputAccumulato
 # -- environment ----------------------------------------------------------------------------
 
 def engine_env(env: Mapping[str, str], home: str, platform: str = sys.platform) -> dict[str, str]:
-    """§8.5 step 1: a copy of the tools' environment with ``<agentDir>/bin`` in front of PATH."""
+    """spec bash.5 step 1: a copy of the tools' environment with ``<agentDir>/bin`` in front of PATH."""
     return prepend_engine_bin(dict(env), engine_bin_dir(env, home), platform)
 
 
 def sanitizing_hook(policy: Any, profile: Profile, removed_sink: list[str]) -> SpawnHook:
-    """The wrapper's spawn hook (spec §8.11.3): sanitise the env and record the removed names."""
+    """The wrapper's spawn hook (spec bash.env.3): sanitise the env and record the removed names."""
     def hook(inputs: SpawnInputs) -> SpawnInputs:
         res = sanitize_bash_subprocess_env(inputs.env, policy, profile)
         removed_sink[:] = list(res.removed)

@@ -1,4 +1,4 @@
-"""Bash subprocess environment sanitisation (spec §8.11): the two removal layers, the PATH
+"""Bash subprocess environment sanitisation (spec bash.env): the two removal layers, the PATH
 prefix, and the resolution of the sanitise mode from the tools' environment.
 
 ``sanitize_bash_subprocess_env`` is a pure function of its inputs (apart from running the
@@ -75,7 +75,7 @@ def is_env_truthy(value: str | None) -> bool:
 
 
 def resolve_mode(overrides: Mapping[str, object] | None, env_source: Mapping[str, str], profile: Profile) -> str:
-    """§8.11.2: explicit override, then the profile's mode variable, then CI flags, else ``off``."""
+    """spec bash.env.2: explicit override, then the profile's mode variable, then CI flags, else ``off``."""
     if overrides is not None and overrides.get("mode") is not None:
         mode = overrides["mode"]
         if not isinstance(mode, str) or mode not in VALID_MODES:
@@ -178,7 +178,7 @@ def prepend_path_value(current: str | None, entries: tuple[str, ...], platform: 
 def sanitize_bash_subprocess_env(
     env: Mapping[str, str], policy: BashEnvPolicy, profile: Profile, platform: str = sys.platform
 ) -> SanitizeResult:
-    """§8.11.1. Returns a new environment and the sorted removed names; ``env`` is not modified.
+    """spec bash.env.1. Returns a new environment and the sorted removed names; ``env`` is not modified.
 
     Raises whatever ``policy.spawn_preflight`` raises (``ToolError`` blocks the spawn).
     """

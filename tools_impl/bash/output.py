@@ -1,4 +1,4 @@
-"""The bash engine's output accumulator (spec §8.8) and result formatting (spec §8.9).
+"""The bash engine's output accumulator (spec bash.8) and result formatting (spec bash.9).
 
 ``OutputAccumulator`` receives raw chunks from stdout and stderr in arrival order and keeps:
 streaming UTF-8 decoding (non-fatal, a BOM at the start of a decoder's stream dropped as by
@@ -56,7 +56,7 @@ def node_tmpdir(env: Mapping[str, str], platform: str = sys.platform) -> str:
 
 
 def full_output_path(env: Mapping[str, str], prefix: str, platform: str = sys.platform) -> str:
-    """``join(os.tmpdir(), `${prefix}-${randomBytes(8).toString("hex")}.log`)`` (spec §8.8)."""
+    """``join(os.tmpdir(), `${prefix}-${randomBytes(8).toString("hex")}.log`)`` (spec bash.8)."""
     name = f"{prefix}-{secrets.token_hex(TOKEN_BYTES)}.log"
     directory = node_tmpdir(env, platform)
     sep = "\\" if platform == "win32" else "/"
@@ -146,7 +146,7 @@ class _RollingText:
 
 
 class OutputAccumulator:
-    """Accumulates one command's output (spec §8.8). Not thread-safe: callers serialise ``push``.
+    """Accumulates one command's output (spec bash.8). Not thread-safe: callers serialise ``push``.
 
     ``env`` is the tools' environment (``TMPDIR`` decides where the full-output file goes);
     ``prefix`` is the file-name prefix (``Profile.full_output_prefix``).
@@ -324,7 +324,7 @@ def truncation_notice(s: OutputSnapshot) -> str:
 
 
 def format_output(s: OutputSnapshot, empty_text: str) -> FormattedOutput:
-    """pi's ``formatOutput`` (spec §8.9): content or ``empty_text``, plus one notice when truncated."""
+    """pi's ``formatOutput`` (spec bash.9): content or ``empty_text``, plus one notice when truncated."""
     text = s.content or empty_text
     if not s.truncated:
         return FormattedOutput(text, None)

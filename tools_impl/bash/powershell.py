@@ -1,4 +1,4 @@
-"""Windows PowerShell 5.1 command transport (spec §8.14): the language-mode probe and its cache,
+"""Windows PowerShell 5.1 command transport (spec bash.14): the language-mode probe and its cache,
 the FullLanguage stdin launcher, the ConstrainedLanguage environment-variable launcher, and
 ``prepare_invocation`` — the argv / stdin / extra environment the bash engine spawns with.
 
@@ -75,7 +75,7 @@ def new_nonce() -> str:
 
 def full_language_launcher(nonce: str, var_prefix: str = "$__mavis") -> str:
     """The ``-Command`` argument that reads the real command from stdin, parses it, enforces its
-    ``#requires`` declarations and runs it as an in-memory ScriptBlock (§8.14)."""
+    ``#requires`` declarations and runs it as an in-memory ScriptBlock (spec bash.14)."""
     v = f"{var_prefix}{nonce}"
     src, tokens, errors, ast, req = (f"{v}Source", f"{v}Tokens", f"{v}Errors", f"{v}Ast", f"{v}Requirements")
     edition, module, snapin, loaded, principal = (

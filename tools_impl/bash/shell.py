@@ -1,4 +1,4 @@
-"""Shell selection of the bash engine (spec §8.4) and the engine's PATH base (§8.5 step 1).
+"""Shell selection of the bash engine (spec bash.4) and the engine's PATH base (spec bash.5 step 1).
 
 Everything that touches the machine — platform, environment, file existence, ``which``/``where``
 — is injectable, so the Windows branches are testable on any OS.
@@ -117,7 +117,7 @@ def get_shell_config(
     exists: Callable[[str], bool] = os.path.exists,
     which: Callable[[str], str | None] | None = None,
 ) -> ShellConfig:
-    """§8.4 shell selection; evaluated afresh on every call (no caching).
+    """spec bash.4 shell selection; evaluated afresh on every call (no caching).
 
     Raises ``ToolError``: ``Custom shell path not found: <path>``, ``No shell found. Options:…``
     (reference, Windows) or the upstream ``No bash shell found. Options:…`` text.
@@ -179,7 +179,7 @@ def agent_dir(env: Mapping[str, str], home: str) -> str:
 
 
 def engine_bin_dir(env: Mapping[str, str], home: str) -> str:
-    """``<agentDir>/bin``, put in front of PATH by the engine (§8.5 step 1)."""
+    """``<agentDir>/bin``, put in front of PATH by the engine (spec bash.5 step 1)."""
     return os.path.join(agent_dir(env, home), ENGINE_BIN_SUBDIR)
 
 

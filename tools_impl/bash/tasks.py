@@ -1,4 +1,4 @@
-"""Background bash tasks (spec §8.13): task creation, the managed-foreground soft-yield and
+"""Background bash tasks (spec bash.tasks): task creation, the managed-foreground soft-yield and
 auto-promotion, the ``maxRunMs`` watchdog, terminal states, and the protocol operations
 ``task_output`` / ``task_stop`` / ``task_query``.
 
@@ -8,7 +8,7 @@ One ``TaskManager`` per ``WorkspaceState`` lives in ``workspace.state["tasks"]``
 thread with its own abort signal; the same process keeps running when a managed foreground call
 is auto-promoted.
 
-Terminal states (§8.13.3): watchdog (abort reason ``TIMEOUT``) → ``failed``, error
+Terminal states (spec bash.tasks.3): watchdog (abort reason ``TIMEOUT``) → ``failed``, error
 ``{message: "Background bash exceeded maxRunMs (<ms>ms)", code: "TIMEOUT"}``, status text
 ``Background bash timed out after <ms>ms (exceeded maxRunMs): <err>``; ``task_stop`` (or the
 owning call's abort) → ``canceled``, code ``BASH_CANCELED``, text ``Background bash canceled: <err>``;
@@ -102,7 +102,7 @@ STOP_WAIT_S = 10.0
 WAIT_SLICE_S = 0.02
 
 
-# -- pure functions (spec §8.2) ---------------------------------------------------------------
+# -- pure functions (spec bash.2) ---------------------------------------------------------------
 
 def _ms_text(ms: float) -> str:
     return js_number(ms)
@@ -358,7 +358,7 @@ def stop_all(workspace: WorkspaceState) -> None:
         mgr.stop_all()
 
 
-# -- managed foreground (§8.13.2) -------------------------------------------------------------
+# -- managed foreground (spec bash.tasks.2) -------------------------------------------------------------
 
 @dataclass(frozen=True)
 class ManagedOutcome:

@@ -1,4 +1,4 @@
-"""The bash timeout clamps of spec §8.2, as pure functions shared by the bash wrapper (foreground
+"""The bash timeout clamps of spec bash.2, as pure functions shared by the bash wrapper (foreground
 timeout), the Windows host-trash launcher (same foreground timeout) and the background-task layer
 (``maxRunMs`` watchdog). Kept in their own module so that none of those has to import another.
 """

@@ -1,5 +1,5 @@
-"""The ``bash`` tool: the MiniMax wrapper's dispatch (spec §8.1–§8.3), its 24 KiB head+tail cap
-(§8.10) and ``envSanitized`` reporting (§8.11.4) around the engine (``bash_engine``) and the
+"""The ``bash`` tool: the MiniMax wrapper's dispatch (spec bash.1–3), its 24 KiB head+tail cap
+(spec bash.10) and ``envSanitized`` reporting (spec bash.env.4) around the engine (``bash_engine``) and the
 background-task layer (``tasks``).
 
 Which path runs a foreground command: the **managed** path (a task raced against the soft yield,
@@ -95,7 +95,7 @@ ENV_SANITIZED_KEY = "envSanitized"
 SPAWN_PREPARE_WAIT_S = 10.0
 
 
-# -- pure helpers (§8.2, §8.3, §8.10, §8.11.4) ---------------------------------------------------
+# -- pure helpers (spec bash.2, spec bash.3, spec bash.10, spec bash.env.4) ---------------------------------------------------
 
 def full_output_path_from_text(text: str) -> str | None:
     """The last ``Full output: <path>]`` in an engine error message."""
@@ -109,7 +109,7 @@ def background_result_text(task_id: str, status: str) -> str:
 
 
 def cap_bash_result(result: ToolResult, max_bytes: int) -> ToolResult:
-    """The wrapper's 24 KiB head+tail cap (§8.10); ``is_error`` is preserved."""
+    """The wrapper's 24 KiB head+tail cap (spec bash.10); ``is_error`` is preserved."""
     text = result.text
     details = result.details or {}
     path = details.get("fullOutputPath")
@@ -133,7 +133,7 @@ def cap_bash_result(result: ToolResult, max_bytes: int) -> ToolResult:
 
 
 def report_env_sanitized(result: ToolResult, removed: tuple[str, ...] | list[str], workspace: WorkspaceState) -> ToolResult:
-    """§8.11.4: names (never values) only the first time the workspace sees a non-empty list."""
+    """spec bash.env.4: names (never values) only the first time the workspace sees a non-empty list."""
     details = dict(result.details or {})
     had_key = ENV_SANITIZED_KEY in details
     details.pop(ENV_SANITIZED_KEY, None)
@@ -151,7 +151,7 @@ def report_env_sanitized(result: ToolResult, removed: tuple[str, ...] | list[str
 # -- environment ----------------------------------------------------------------------------
 
 def _sanitizing_hook(ctx: ToolContext, removed: list[str]) -> SpawnHook:
-    """The agent policy's sanitising spawn hook (§8.11.3); removed names land in ``removed``."""
+    """The agent policy's sanitising spawn hook (spec bash.env.3); removed names land in ``removed``."""
     return sanitizing_hook(resolve_agent_bash_env_policy(ctx), ctx.profile, removed)
 
 

@@ -1,4 +1,4 @@
-"""Recoverable deletion (spec §8.12): the POSIX rm shim and its preflight, installation of the
+"""Recoverable deletion (spec bash.trash): the POSIX rm shim and its preflight, installation of the
 ``mavis-trash`` program, the agent's bash environment policy, and the Windows host-trash
 decision logic.
 
@@ -62,7 +62,7 @@ fi
 exec "$__trash_program" "$@"
 """
 
-# §8.12.2 messages and statuses
+# spec bash.trash.2 messages and statuses
 WINDOWS_TRASH_UNAVAILABLE = "Windows trash runtime is unavailable."
 HOST_TRASH_UNAVAILABLE = "Host trash runtime is unavailable."
 HOST_TRASH_UNAVAILABLE_ON = "Host trash runtime is unavailable on platform {platform}."
@@ -83,7 +83,7 @@ ELECTRON_RUN_AS_NODE = "ELECTRON_RUN_AS_NODE"
 PROTECTED_WINDOWS_DIRS: tuple[str, ...] = ("windows", "program files", "program files (x86)")
 
 
-# ---------------------------------------------------------------- POSIX rm shim (§8.12.1)
+# ---------------------------------------------------------------- POSIX rm shim (spec bash.trash.1)
 
 
 def shim_dir(data_dir: str) -> str:
@@ -186,7 +186,7 @@ def resolve_agent_bash_env_policy(ctx: ToolContext, platform: str = sys.platform
     )
 
 
-# ---------------------------------------------------------------- Windows host trash (§8.12.2)
+# ---------------------------------------------------------------- Windows host trash (spec bash.trash.2)
 
 
 def win_is_absolute(path: str) -> bool:
@@ -231,7 +231,7 @@ def host_trash_decision(
     workspace: str,
     profile: Profile,
 ) -> ToolResult | dict[str, object] | None:
-    """The pure part of §8.12.2. Returns None (not a trash call), a finished ``ToolResult``, or
+    """The pure part of spec bash.trash.2. Returns None (not a trash call), a finished ``ToolResult``, or
     a launch plan ``{"node_path", "argv", "cwd"}`` for the host's Node executable."""
     state = state or {}
     runtime = state.get("runtime")
@@ -264,7 +264,7 @@ def host_trash_decision(
 
 
 def host_trash_result(args: Mapping[str, object], ctx: ToolContext) -> ToolResult | None:
-    """§8.12.2 for the bash wrapper (dispatch step 3). None = not a trash call."""
+    """spec bash.trash.2 for the bash wrapper (dispatch step 3). None = not a trash call."""
     profile = ctx.profile
     state = ctx.workspace.state.get(SESSION_HOST_TRASH_KEY)
     decision = host_trash_decision(args, state if isinstance(state, Mapping) else None, ctx.root, profile)

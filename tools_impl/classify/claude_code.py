@@ -1,11 +1,11 @@
-"""The Claude Code BashTool profile (spec §9): constants, read-only classification, the
+"""The Claude Code BashTool profile (spec classify): constants, read-only classification, the
 fail-safe tree-sitter-bash security parse, permission-rule matching, and ``classify`` — the
 entry point of the server's ``classify`` op.
 
 Everything the spec leaves undescribed is a field of ``ClaudeBashProfile``; the defaults and the
 rules chosen for them are stated here.
 
-Read-only classification (§9.2, pure, no tree-sitter):
+Read-only classification (spec classify.2, pure, no tree-sitter):
 - The command is split on unquoted ``&&``, ``||``, ``;``, ``|``, ``|&``, ``&`` and newlines
   (``>&``, ``<&``, ``&>`` are redirections, not separators); quotes and backslash escapes are
   respected. An unbalanced quote makes the command not read-only.
@@ -22,7 +22,7 @@ Read-only classification (§9.2, pure, no tree-sitter):
   read-only (``all_neutral_read_only``, default True: the spec's algorithm is vacuously true);
   an empty command is never read-only.
 
-Security parse (§9.3): kind ``simple`` only when the tree-sitter-bash tree (without errors)
+Security parse (spec classify.3): kind ``simple`` only when the tree-sitter-bash tree (without errors)
 consists of simple commands combined by lists (``&&``, ``||``, ``;``, ``&``, newlines) and
 pipelines (``|``, ``|&``), whose words are literals (plain words, quoted strings without
 expansions, concatenations of those); leading ``VAR=val`` assignments must be literal too.
@@ -50,7 +50,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-# ---------------------------------------------------------------- command sets (§9.2)
+# ---------------------------------------------------------------- command sets (spec classify.2)
 
 BASH_SEARCH_COMMANDS: frozenset[str] = frozenset(
     {"find", "grep", "rg", "ag", "ack", "locate", "which", "whereis"}
@@ -97,7 +97,7 @@ class ClaudeBashProfile:
     auto_background_after_ms: int = 15_000
     max_result_chars: int = 100_000
     progress_poll_ms: int = 1000
-    # §9.2 open points
+    # spec classify.2 open points
     cd_forfeits_read_only: bool = True
     all_neutral_read_only: bool = True
     extended_read_commands: bool = True
@@ -105,9 +105,9 @@ class ClaudeBashProfile:
     split_operators: tuple[str, ...] = SPLIT_OPERATORS
     safe_redirect_targets: tuple[str, ...] = SAFE_REDIRECT_TARGETS
     read_only_permission: str = PERMISSION_ALLOW  # 'allow', or 'rules' to fall through to rules
-    # §9.3 open point
+    # spec classify.3 open point
     wildcard_syntax: str = "both"  # 'both' | 'prefix' | 'glob'
-    # §9.5 open points
+    # spec classify.5 open points
     background_tasks_disabled: bool = False
     auto_background_excluded: tuple[str, ...] = ()
 
@@ -293,7 +293,7 @@ class ReadOnlyVerdict:
 
 
 def is_read_only(command: str, profile: ClaudeBashProfile = CLAUDE_CODE) -> ReadOnlyVerdict:
-    """§9.2 ``isReadOnly`` with this profile's choices (see the module docstring)."""
+    """spec classify.2 ``isReadOnly`` with this profile's choices (see the module docstring)."""
     try:
         parts = split_command(command, profile.split_operators)
     except UnbalancedQuote:
@@ -332,7 +332,7 @@ def is_read_only(command: str, profile: ClaudeBashProfile = CLAUDE_CODE) -> Read
     return ReadOnlyVerdict(True, has_cd, tuple(parts), "read-only")
 
 
-# ---------------------------------------------------------------- security parse (§9.3)
+# ---------------------------------------------------------------- security parse (spec classify.3)
 
 
 @dataclass(frozen=True)
@@ -517,7 +517,7 @@ def resolve_timeout_ms(timeout_ms: object, profile: ClaudeBashProfile = CLAUDE_C
 
 
 def classify(command: str, rules: list[str], options: dict[str, Any]) -> dict[str, Any]:
-    """Everything §9 says about one command, as JSON-able data.
+    """Everything spec classify says about one command, as JSON-able data.
 
     ``options``: any ``ClaudeBashProfile`` field, plus ``timeout_ms`` (the call's timeout input).
     Returns ``read_only``, ``concurrency_safe``, ``has_cd``, ``parts`` (segment + operator),

@@ -1,4 +1,4 @@
-"""The two ways a tool call can fail by raising (spec §0.2), plus the protocol server's error
+"""The two ways a tool call can fail by raising (spec common.2), plus the protocol server's error
 for a malformed request.
 
 ``ToolError`` is a raised tool error: its ``str()`` is exactly the text the model sees.
@@ -33,7 +33,7 @@ class ToolAborted(ToolError):
 
 
 class ArgumentError(ToolError):
-    """Arguments rejected by the host-side schema validation (spec §0.7)."""
+    """Arguments rejected by the host-side schema validation (spec common.7)."""
 
 
 class ProtocolError(Exception):

@@ -1,6 +1,6 @@
 """``Profile``: every limit and name that differs between tool layers, plus the patch toggles.
 
-The default profile is the seed-era MiniMax reference (spec §0.6, §0.8, §10). Turning every
+The default profile is the seed-era MiniMax reference (spec common.6, spec common.8, spec patches). Turning every
 patch off and ``wrapper`` off emulates upstream pi v0.79.1. Limits live here, never as magic
 numbers inside tool logic.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from tools_impl.js.unicode import DEFAULT_UNICODE_VERSION
 
-# Patch toggles of the pi engine and of the wrapper (spec §10). Default: all on except diff-bounds.
+# Patch toggles of the pi engine and of the wrapper (spec patches). Default: all on except diff-bounds.
 PATCH_EDIT_FUZZY_SPAN = "edit.fuzzy-span"
 PATCH_EDIT_FIDELITY_GUARD = "edit.fidelity-guard"
 PATCH_BASH_GRACEFUL_KILL = "bash.graceful-kill"
@@ -54,7 +54,7 @@ DEFAULT_OFF_PATCHES: frozenset[str] = frozenset({PATCH_EDIT_DIFF_BOUNDS})
 UNIMPLEMENTED_PATCHES: frozenset[str] = frozenset({PATCH_BASH_PARENT_DEATH_GUARD, PATCH_BASH_PROCESS_EVENTS})
 DEFAULT_PATCHES: frozenset[str] = frozenset(ALL_PATCHES) - DEFAULT_OFF_PATCHES
 
-# Runtime-boundary variable lists of §8.11.1 (layer A).
+# Runtime-boundary variable lists of spec bash.env.1 (layer A).
 LAYER_A_PREFIXES: tuple[str, ...] = (
     "__MAVIS_RUNTIME_",
     "__MAVIS_PARENT_",
@@ -148,43 +148,43 @@ SURFACES: tuple[str, ...] = (SURFACE_MINIMAX, SURFACE_PI)
 class Profile:
     """Every limit and name of one tool layer, and which patches are applied.
 
-    ``wrapper=False`` gives the bare pi engine (spec §2.10, §3.2 Upstream, §4.10).
+    ``wrapper=False`` gives the bare pi engine (spec read.10, spec write.2 Upstream, spec edit.10).
     """
 
     name: str = "minimax"
     wrapper: bool = True
     patches: frozenset[str] = DEFAULT_PATCHES
 
-    # §1.1 engine truncation
+    # spec limits.1 engine truncation
     engine_max_lines: int = 2000
     engine_max_bytes: int = 50 * 1024
-    # §1.2 wrapper caps
+    # spec limits.2 wrapper caps
     grep_content_max_bytes: int = 16 * 1024
     read_text_max_bytes: int = 24 * 1024
     bash_max_bytes: int = 24 * 1024
-    # §2 read
+    # spec read read
     read_max_line_chars: int = 2000
     binary_sniff_bytes: int = 4100
     pdf_max_pages: int = 20
-    # §3 write
+    # spec write write
     write_capture_max_bytes: int = 1024 * 1024
     write_patch_max_chars: int = 256 * 1024
     write_diff_timeout_ms: int = 5000
-    # §4 edit
+    # spec edit edit
     diff_max_edit_length: int = 1000
     diff_timeout_ms: int = 5000
-    # §5 ripgrep runner
+    # spec ripgrep ripgrep runner
     rg_timeout_ms: int = 30_000
     rg_kill_grace_ms: int = 5_000
     rg_max_stdout_bytes: int = 8 * 1024 * 1024
     rg_binary: str | None = None  # explicit override; else bundled package binary; else PATH
-    # §6 / §7
+    # spec grep / spec glob
     grep_default_limit: int = 100
     grep_max_line_length: int = 2000
     grep_max_total_bytes: int = 256 * 1024
     glob_default_limit: int = 200
     sort_by_name_only: bool = False  # the spec's test-mode switch for grep file ordering
-    # §8 bash
+    # spec bash bash
     bash_default_timeout_s: float = 120
     bash_max_timeout_s: float = 300
     bash_max_background_timeout_s: int = 2_147_483
@@ -197,7 +197,7 @@ class Profile:
     full_output_prefix: str = "pi-bash"
     shell_path: str | None = None
     can_consume_background_output: bool = True
-    # §0.6 names
+    # spec common.6 names
     env_sanitize_var: str = "MAVIS_BASH_ENV_SANITIZE"
     powershell_source_var_prefix: str = "MAVIS_POWERSHELL_SOURCE_"
     powershell_launcher_var_prefix: str = "$__mavis"
@@ -208,7 +208,7 @@ class Profile:
     guardian_ready_var: str = "__mavis_guardian_ready"
     sensitive_root_probe: str = "__mavis_sensitive_root_probe__"
     data_dir: str | None = None  # where shims/rm and bin/mavis-trash live; None = no rm shim
-    # §8.11 environment lists (configurable: the legacy list may gain MINIMAX_PROFILE)
+    # spec bash.env environment lists (configurable: the legacy list may gain MINIMAX_PROFILE)
     layer_a_prefixes: tuple[str, ...] = LAYER_A_PREFIXES
     layer_a_exact: tuple[str, ...] = LAYER_A_EXACT
     managed_runtime_keys: tuple[str, ...] = MANAGED_RUNTIME_KEYS
@@ -218,7 +218,7 @@ class Profile:
     scrub_list: tuple[str, ...] = BASH_SUBPROCESS_SCRUB
     strict_protected_names: tuple[str, ...] = STRICT_PROTECTED_NAMES
     env_allowlist: tuple[str, ...] = ()
-    # §0.4 Unicode version of the emulated runtime's normalisation data (Node 22: 17.0.0)
+    # spec common.4 Unicode version of the emulated runtime's normalisation data (Node 22: 17.0.0)
     unicode_version: str = DEFAULT_UNICODE_VERSION
     extra: Mapping[str, object] = field(default_factory=dict)
 

@@ -1,4 +1,4 @@
-"""The result model of a returned tool call (spec §0.2).
+"""The result model of a returned tool call (spec common.2).
 
 A call ends either in a returned ``ToolResult`` (``is_error`` marks a recoverable error the
 model sees as a failed call) or in a raised ``errors.ToolError``.

@@ -1,4 +1,4 @@
-"""The pi edit engine with MiniMax's patches (spec §4.5–§4.8, §4.10).
+"""The pi edit engine with MiniMax's patches (spec edit.5–8, spec edit.10).
 
 ``apply_edits`` is the pure matching-and-splicing algorithm on LF-normalised, BOM-less content;
 ``engine_edit`` is the I/O around it: input validation, path resolution, the per-file mutation
@@ -7,7 +7,7 @@ queue, the access check, BOM and line-ending handling, the atomic write-back and
 
 Patch ``edit.fuzzy-span`` on (reference): only the mapped span of a fuzzy hit is replaced, the
 disproportion guard applies and messages carry ``RELOAD_HINT`` / ``matchLines``. Off (upstream):
-any fuzzy hit rewrites the whole content in normalised form (§4.10). ``edit.fidelity-guard``
+any fuzzy hit rewrites the whole content in normalised form (spec edit.10). ``edit.fidelity-guard``
 matters only with ``edit.fuzzy-span`` on.
 """
 
@@ -45,7 +45,7 @@ RELOAD_HINT = (
 INVALID_INPUT_MESSAGE = "Edit tool input is invalid. edits must contain at least one replacement."
 # How many duplicate start lines the duplicate error lists before ", ...".
 MATCH_LINES_SHOWN = 3
-# Disproportion guard (§4.6 3e): a fuzzy span is refused when it covers at least
+# Disproportion guard (spec edit.6 3e): a fuzzy span is refused when it covers at least
 # max(oldLines + EXTRA_LINES, oldLines * LINE_FACTOR) lines, or (multi-line oldText) more than
 # max(len(old.trim()) + EXTRA_CHARS, len(old.trim()) * CHAR_FACTOR) trimmed chars.
 DISPROPORTION_EXTRA_LINES = 3
@@ -71,7 +71,7 @@ class EditOutcome:
     new: str
 
 
-# -- messages (§4.8) -------------------------------------------------------------------------
+# -- messages (spec edit.8) -------------------------------------------------------------------------
 
 
 def _not_found(path: str, i: int, n: int, hint: bool) -> ToolError:
@@ -162,7 +162,7 @@ def count_occurrences(haystack: str, needle: str) -> tuple[int, list[int]]:
 
 
 def is_disproportionate(matched: str, old: str) -> bool:
-    """The disproportion guard of §4.6 3e (chars are UTF-16 units of JavaScript strings)."""
+    """The disproportion guard of spec edit.6 3e (chars are UTF-16 units of JavaScript strings)."""
     matched_lines = matched.count("\n") + 1
     old_lines = old.count("\n") + 1
     if matched_lines >= max(old_lines + DISPROPORTION_EXTRA_LINES, old_lines * DISPROPORTION_LINE_FACTOR):
@@ -272,7 +272,7 @@ def _apply_upstream(content: str, olds: list[str], news: list[str], path: str) -
 def apply_edits(content: str, edits: Sequence[Edit], path: str, profile: Profile) -> EditOutcome:
     """Apply ``edits`` to ``content`` (already LF-normalised and BOM-less), atomically.
 
-    Raises ``ToolError`` with the §4.8 message (wording chosen by ``edit.fuzzy-span``) for an
+    Raises ``ToolError`` with the spec edit.8 message (wording chosen by ``edit.fuzzy-span``) for an
     empty ``oldText``, a text not found, a duplicate, a disproportionate fuzzy hit, overlapping
     edits, or a result identical to the input. ``path`` is only echoed in messages.
     """
@@ -320,7 +320,7 @@ def prepare_arguments(args: Any) -> Any:
 
 
 def parse_edits(edits: Any) -> list[Edit]:
-    """Validate the engine's ``edits`` input (§4.5 step 1)."""
+    """Validate the engine's ``edits`` input (spec edit.5 step 1)."""
     if not isinstance(edits, list) or not edits:
         raise ToolError(INVALID_INPUT_MESSAGE)
     out: list[Edit] = []
@@ -368,7 +368,7 @@ def _access_code(abs_path: str) -> str | None:
 def engine_edit(path: str, edits: Any, ctx: ToolContext) -> ToolResult:
     """Run the engine on ``path`` (echoed verbatim in messages) with pi-style ``edits``.
 
-    Raises ``ToolError`` (§4.8 texts, access and OS errors) or ``ToolAborted``; nothing is
+    Raises ``ToolError`` (spec edit.8 texts, access and OS errors) or ``ToolAborted``; nothing is
     written unless every edit applies.
     """
     parsed = parse_edits(edits)

@@ -1,4 +1,4 @@
-"""Fuzzy text normalisation for the edit engine (spec §4.7, §4.10): per-line normalisation,
+"""Fuzzy text normalisation for the edit engine (spec edit.7, spec edit.10): per-line normalisation,
 ``norm``, the upstream whole-text normalisation, mapping a hit in normalised text back to a span
 of the original (patch ``edit.fuzzy-span``) and the fidelity guard (patch ``edit.fidelity-guard``).
 
@@ -128,7 +128,7 @@ def norm(text: str) -> str:
 
 
 def norm_whole(text: str) -> str:
-    """Upstream ``normalizeForFuzzyMatch`` (§4.10): NFKC on the full string, then per line
+    """Upstream ``normalizeForFuzzyMatch`` (spec edit.10): NFKC on the full string, then per line
     ``trimEnd``, then the look-alike replacements.
 
     Computed line by line as ``norm``: NFKC never maps across or onto a ``'\\n'`` (a starter that

@@ -1,10 +1,10 @@
-"""The ``edit`` tool: MiniMax's wrapper around the pi edit engine (spec §4.1–§4.4).
+"""The ``edit`` tool: MiniMax's wrapper around the pi edit engine (spec edit.1–4).
 
 The wrapper surface takes ``file_path`` / ``old_string`` / ``new_string`` / ``replace_all``,
 translates them into the engine's ``{path, edits}``, retries once with ``read``-style line-number
 prefixes stripped, and implements ``replace_all`` itself as one whole-file replacement. pi's own
 ``{path, edits}`` form is accepted too and goes straight to the engine. With ``profile.wrapper``
-off the tool is the bare engine on the pi surface (§4.10).
+off the tool is the bare engine on the pi surface (spec edit.10).
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def prepare_call_arguments(args: dict[str, Any]) -> dict[str, Any]:
     return prepare_arguments(args)
 
 
-# -- line-number-prefix retry (§4.3) ----------------------------------------------------------
+# -- line-number-prefix retry (spec edit.3) ----------------------------------------------------------
 
 
 def strip_line_number_prefixes_from_block(text: str) -> str | None:
@@ -146,7 +146,7 @@ def edit_with_retry(path: str, edits: list[dict[str, str]], ctx: ToolContext) ->
     return ToolResult(result.tool_name, result.content, details, result.is_error)
 
 
-# -- replace_all (§4.4) -----------------------------------------------------------------------
+# -- replace_all (spec edit.4) -----------------------------------------------------------------------
 
 
 def replace_all_literal(haystack: str, needle: str, replacement: str) -> str:
@@ -195,7 +195,7 @@ def replace_all_js_patterns(haystack: str, needle: str, replacement: str) -> str
 
 
 def replace_all_edit(file_path: str, old: str, new: str, ctx: ToolContext) -> ToolResult:
-    """§4.4: read the raw file, replace every occurrence, hand the engine one whole-file edit."""
+    """spec edit.4: read the raw file, replace every occurrence, hand the engine one whole-file edit."""
     abs_path = wrapper_base_resolve(file_path, ctx.root, ctx.home)
     if old == "":
         raise ToolError(

@@ -1,4 +1,4 @@
-"""Render operating-system errors the way Node.js does (spec §0.3):
+"""Render operating-system errors the way Node.js does (spec common.3):
 ``<CODE>: <description>, <syscall> '<path>'``, e.g. ``ENOENT: no such file or directory, access '/a'``.
 """
 

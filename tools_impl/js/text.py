@@ -1,4 +1,4 @@
-"""JavaScript-compatible text helpers (spec §0.4): UTF-16 lengths, JS whitespace trimming,
+"""JavaScript-compatible text helpers (spec common.4): UTF-16 lengths, JS whitespace trimming,
 ``Number#toString``, ``toFixed`` rounding, ``formatSize``, Node's UTF-8 encoding (``js_utf8``)
 and UTF-8-safe byte cuts.
 
@@ -124,7 +124,7 @@ def js_to_fixed(x: float, digits: int) -> str:
 
 
 def format_size(n: int) -> str:
-    """pi's ``formatSize``: ``512B``, ``50.0KB``, ``1.5MB`` (spec §1.1)."""
+    """pi's ``formatSize``: ``512B``, ``50.0KB``, ``1.5MB`` (spec limits.1)."""
     if n < 1024:
         return f"{n}B"
     if n < 1024 * 1024:

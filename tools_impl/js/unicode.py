@@ -1,4 +1,4 @@
-"""Unicode normalisation with the character data of the emulated runtime (spec §0.4).
+"""Unicode normalisation with the character data of the emulated runtime (spec common.4).
 
 JavaScript's ``String#normalize`` uses the Unicode version of the Node.js build (Node 22:
 Unicode 17); Python's ``unicodedata`` carries the version of the Python build (3.11: Unicode 14).

@@ -1,9 +1,9 @@
-"""The pi engine's ``read`` (spec §2.6 text, §2.7 images): engine path resolution, access check,
+"""The pi engine's ``read`` (spec read.6 text, spec read.7 images): engine path resolution, access check,
 image sniffing, UTF-8 decoding (BOM and CR kept), ``offset``/``limit`` selection with JavaScript
 number semantics, ``truncateHead`` and the engine's three notices.
 
 ``select_text`` is the pure part (text in, result out) so it can be property-tested; ``engine_read``
-adds the I/O. Without the wrapper this is the whole tool (upstream pi, §2.10).
+adds the I/O. Without the wrapper this is the whole tool (upstream pi, spec read.10).
 """
 
 from __future__ import annotations

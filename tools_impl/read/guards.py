@@ -1,4 +1,4 @@
-"""The wrapper's read guards (spec §2.4, §2.5): the device guard (blocking or endless device
+"""The wrapper's read guards (spec read.4, spec read.5): the device guard (blocking or endless device
 paths), the non-regular-file guard (FIFOs, sockets, block devices) and the binary guard
 (``detectBinaryRead``: extension list plus a 4100-byte content sniff).
 
@@ -172,7 +172,7 @@ def binary_content_message(detail: str) -> str:
 
 
 def classify_binary(ext: str, sample: bytes | None, *, video_recognised: bool = False) -> str | None:
-    """The binary verdict for an extension and a sniffed sample (spec §2.5 steps 1, 3–7).
+    """The binary verdict for an extension and a sniffed sample (spec read.5 steps 1, 3–7).
 
     ``sample`` is ``None`` when the file could not be opened or read (→ not binary). Returns the
     guard message or ``None``.

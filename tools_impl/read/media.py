@@ -1,4 +1,4 @@
-"""Non-text reads: images (spec §2.7), Jupyter notebooks and PDFs (dispatch in §2.2 step 5).
+"""Non-text reads: images (spec read.7), Jupyter notebooks and PDFs (dispatch in spec read.2 step 5).
 
 Images. ``detect_image_mime`` looks only at magic bytes (JPEG, PNG without an ``acTL`` chunk
 before the first ``IDAT``, GIF, WebP). ``resize_image`` keeps an image within 2000x2000 and a
@@ -49,7 +49,7 @@ from tools_impl.js.text import js_to_fixed
 
 TOOL_NAME = "read"
 
-# --- images (spec §2.7) ---------------------------------------------------------------------
+# --- images (spec read.7) ---------------------------------------------------------------------
 IMAGE_SNIFF_BYTES = 4100
 IMAGE_MAX_WIDTH = 2000
 IMAGE_MAX_HEIGHT = 2000
@@ -292,7 +292,7 @@ def image_read_result(
     image_fallback: bool = True,
     limits: ImageLimits = ImageLimits(),
 ) -> ToolResult:
-    """The engine's image result (spec §2.7): ``[text, image]`` blocks, ``details`` absent."""
+    """The engine's image result (spec read.7): ``[text, image]`` blocks, ``details`` absent."""
     header = f"Read image file [{mime}]"
     if not auto_resize:
         return ToolResult(TOOL_NAME, (TextBlock(header), ImageBlock(base64.b64encode(data).decode("ascii"), mime)))

@@ -1,10 +1,10 @@
-"""The ``read`` tool (spec §2): the MiniMax wrapper pipeline around the pi engine read.
+"""The ``read`` tool (spec read): the MiniMax wrapper pipeline around the pi engine read.
 
-Pipeline (§2.2): abort check → wrapper path resolution (§2.3) → device guard → non-regular-file
-guard (§2.4) → video dispatch (no video reader is available here, so it always falls through) →
-PDF / notebook readers → binary guard (§2.5) → engine read on the caller's original path
-(§2.6–2.7) → line numbers, long-line cap and empty-file reminder (§2.8) → 24 KiB prefix cap
-(§2.9). With ``profile.wrapper`` off only the engine runs (§2.10).
+Pipeline (spec read.2): abort check → wrapper path resolution (spec read.3) → device guard → non-regular-file
+guard (spec read.4) → video dispatch (no video reader is available here, so it always falls through) →
+PDF / notebook readers → binary guard (spec read.5) → engine read on the caller's original path
+(spec read.6–7) → line numbers, long-line cap and empty-file reminder (spec read.8) → 24 KiB prefix cap
+(spec read.9). With ``profile.wrapper`` off only the engine runs (spec read.10).
 
 ``number_lines``, ``postprocess`` and ``apply_read_cap`` are pure and property-tested.
 """
@@ -62,7 +62,7 @@ CAP_STRATEGY = "prefix_lines"
 OFFSET_UNIT = "line"
 PDF_EXTENSION = ".pdf"
 NOTEBOOK_EXTENSION = ".ipynb"
-# The video reader's own documentation names these; the full mapping is unverified (spec §2.2).
+# The video reader's own documentation names these; the full mapping is unverified (spec read.2).
 VIDEO_MIME_BY_EXTENSION: dict[str, str] = {
     ".mp4": "video/mp4",
     ".avi": "video/x-msvideo",
@@ -71,7 +71,7 @@ VIDEO_MIME_BY_EXTENSION: dict[str, str] = {
 }
 
 
-# --- §2.8 post-processing -------------------------------------------------------------------
+# --- spec read.8 post-processing -------------------------------------------------------------------
 def number_lines(body: str, start: Number, max_chars: int) -> tuple[str, list[Number]]:
     """Cap long lines to ``max_chars`` code points and prefix ``String(n).padStart(6) + '→'``.
 
@@ -102,7 +102,7 @@ def _skips_wrapper_processing(result: ToolResult) -> bool:
 
 
 def postprocess(result: ToolResult, offset: Number | None, max_line_chars: int) -> ToolResult:
-    """Spec §2.8: empty-file reminder, numbering, long-line cap and its notice."""
+    """Spec spec read.8: empty-file reminder, numbering, long-line cap and its notice."""
     if _skips_wrapper_processing(result):
         return result
     start: Number = offset if offset is not None and offset > 0 else 1
@@ -129,7 +129,7 @@ def postprocess(result: ToolResult, offset: Number | None, max_line_chars: int) 
     return ToolResult(result.tool_name, tuple(blocks), details, result.is_error)
 
 
-# --- §2.9 24 KiB cap ------------------------------------------------------------------------
+# --- spec read.9 24 KiB cap ------------------------------------------------------------------------
 def next_offset_from_lines(lines: Sequence[str], requested_offset: Number | None) -> Number:
     """1 + the last numbered line's number; else the requested offset if > 0; else 1."""
     for line in reversed(lines):
@@ -149,7 +149,7 @@ def cap_notice(original_bytes: int, next_offset: Number) -> str:
 
 
 def apply_read_cap(result: ToolResult, requested_offset: Number | None, max_bytes: int) -> ToolResult:
-    """Spec §2.9: the prefix strategy with ``next_offset`` metadata; unchanged when it fits."""
+    """Spec spec read.9: the prefix strategy with ``next_offset`` metadata; unchanged when it fits."""
     if _skips_wrapper_processing(result):
         return result
     text = result.text

@@ -1,4 +1,4 @@
-"""The ``glob`` tool (spec §7): ``rg --files`` filtered through the pattern's minimatch regex, with
+"""The ``glob`` tool (spec glob): ``rg --files`` filtered through the pattern's minimatch regex, with
 the absolute-pattern split and escape check, the sensitive-root and ``include_ignored`` rules,
 broad-scan media excludes, and offset paging.
 
@@ -94,7 +94,7 @@ def is_absolute_pattern(pattern: str) -> bool:
 
 
 def split_absolute_pattern(pattern: str) -> tuple[str, str]:
-    """(root, relative pattern) of an absolute pattern (spec §7.2 step 2)."""
+    """(root, relative pattern) of an absolute pattern (spec glob.2 step 2)."""
     if not has_magic(pattern):
         # Node's path.dirname / path.basename: trailing separators are not part of the name.
         norm = pattern.replace("\\", "/")
@@ -147,7 +147,7 @@ def scan_exclude_names(requested_rel: str) -> tuple[str, ...]:
 
 def build_glob_argv(*, include_ignored: bool, sort: str, narrow: bool, exact_file: bool,
                     requested_rel: str, broad: bool) -> list[str]:
-    """The ripgrep argv of spec §7.2 step 9 (the pattern itself is not passed)."""
+    """The ripgrep argv of spec glob.2 step 9 (the pattern itself is not passed)."""
     argv = ["--no-config", "--no-messages", "--files", "--hidden"]
     if include_ignored:
         argv.append("--no-ignore")
@@ -179,7 +179,7 @@ def instruction(next_offset: int) -> str:
 
 
 def format_page(paths: Sequence[str], offset: int, limit: int, stdout_truncated: bool) -> tuple[str, dict[str, Any]]:
-    """Text and details of one page (spec §7.2 step 12)."""
+    """Text and details of one page (spec glob.2 step 12)."""
     total = len(paths)
     page = list(paths[offset : offset + limit])
     n = len(page)

@@ -1,4 +1,4 @@
-"""The ``grep`` tool (spec §6): a ripgrep search with three output modes, paging by file or by
+"""The ``grep`` tool (spec grep): a ripgrep search with three output modes, paging by file or by
 match, the 2000-char line cap, the 256 KB parser cap and the wrapper's 16 KiB prefix cap.
 
 Pure pieces (argv builder, page formatters, the content-mode pager and cap) are kept apart from
@@ -72,7 +72,7 @@ GROUP_SEPARATOR = "--"
 
 @dataclass(frozen=True)
 class GrepInputs:
-    """Normalised arguments (spec §6.2)."""
+    """Normalised arguments (spec grep.2)."""
 
     pattern: str
     path: str | None
@@ -120,7 +120,7 @@ def user_glob_args(glob: str | None) -> list[str]:
 
 
 def build_grep_argv(inp: GrepInputs, search_path: str) -> list[str]:
-    """The ripgrep argv of spec §6.3, in order (without the binary)."""
+    """The ripgrep argv of spec grep.3, in order (without the binary)."""
     argv = ["--no-config", "--no-messages", "--hidden", f"--max-filesize={MAX_FILESIZE_FLAG}"]
     if inp.mode == "count":
         argv += ["--count-matches", "--with-filename"]
@@ -305,7 +305,7 @@ def _render_line(raw: str, max_line_length: int) -> tuple[str, bool]:
 
 def page_content(stdout: str, offset: int, limit: int, max_total_bytes: int = MAX_TOTAL_BYTES,
                  max_line_length: int = MAX_LINE_LENGTH) -> ContentPage:
-    """Keep matches with ordinal in ``(offset, offset + limit]`` with their context (spec §6.7)."""
+    """Keep matches with ordinal in ``(offset, offset + limit]`` with their context (spec grep.7)."""
     groups: list[list[str]] = [[]]
     for raw in stdout.split("\n"):
         if raw == GROUP_SEPARATOR:
@@ -390,7 +390,7 @@ class CappedContent:
 
 def cap_content(page: ContentPage, full_text: str, offset: int, limit: int, max_bytes: int,
                 byte_cap_hit: bool) -> CappedContent:
-    """The wrapper's 16 KiB prefix cap over the content body (spec §6.7 step 6).
+    """The wrapper's 16 KiB prefix cap over the content body (spec grep.7 step 6).
 
     ``original_bytes`` is the UTF-8 size of the whole uncapped text (body plus notices); the
     step-5 notices reappear as warnings inside the cap notice.

@@ -4,7 +4,7 @@ Owns: brace expansion (the ``brace-expansion`` package's rules: options, nested 
 alphabetic sequences, ``\\{`` escapes), minimatch's per-segment translation (``*``, ``?``,
 character classes with ``!``/``^`` negation, extglobs ``!( ?( +( *( @(``, the ``.``/``..``
 traversal guard) and its ``makeRe`` assembly of globstar segments; plus the glob tool's own
-pattern questions: ``has_magic``, ``validate_glob`` and ``is_broad_file_scan`` (spec §7.2).
+pattern questions: ``has_magic``, ``validate_glob`` and ``is_broad_file_scan`` (spec glob.2).
 
 Semantics follow minimatch 9 (``makeRe`` / ``minimatch(path, pattern)``) with the options the
 reference tools use: ``dot: true`` and optionally ``nocase: true``. Known deviations, all in corners
@@ -22,7 +22,7 @@ from functools import lru_cache
 
 GLOBSTAR = "**"
 EXTGLOB_TYPES = frozenset("!?+*@")
-# §7.2: the characters that make a pattern "magic" for the absolute-split / exactFile tests.
+# spec glob.2: the characters that make a pattern "magic" for the absolute-split / exactFile tests.
 MAGIC_CHARS = frozenset("*?[{")
 EXTGLOB_OPENERS = ("!(", "+(", "@(")
 MAX_PATTERN_LENGTH = 64 * 1024
@@ -726,7 +726,7 @@ def minimatch(path: str, pattern: str, *, dot: bool = True, nocase: bool = False
 
 
 # ---------------------------------------------------------------------------------------------
-# The glob tool's own pattern questions (spec §7.2)
+# The glob tool's own pattern questions (spec glob.2)
 
 
 def has_magic(pattern: str) -> bool:
@@ -735,7 +735,7 @@ def has_magic(pattern: str) -> bool:
 
 
 def first_magic_index(pattern: str) -> int:
-    """Index of the first magic character (§7.2 step 2), or -1."""
+    """Index of the first magic character (spec glob.2 step 2), or -1."""
     for i, c in enumerate(pattern):
         if c in MAGIC_CHARS or pattern.startswith(EXTGLOB_OPENERS, i):
             return i

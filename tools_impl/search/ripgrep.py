@@ -1,4 +1,4 @@
-"""The ripgrep runner shared by grep and glob (spec §5): binary resolution, spawn, the 30 s
+"""The ripgrep runner shared by grep and glob (spec ripgrep): binary resolution, spawn, the 30 s
 timeout with SIGTERM → SIGKILL escalation, the 8 MiB stdout cap with torn-record removal, the
 glob line filter, and cancellation through the context's abort event.
 

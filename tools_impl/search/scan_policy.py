@@ -1,4 +1,4 @@
-"""The ripgrep scan policy shared by grep and glob (spec §6.3, §7.2): the default scan excludes,
+"""The ripgrep scan policy shared by grep and glob (spec grep.3, spec glob.2): the default scan excludes,
 the sensitive-path excludes (always passed last), the broad-file excludes, and the
 ``is_sensitive_search_path`` test that keeps both tools out of sensitive roots. Pure.
 """
@@ -45,7 +45,7 @@ def broad_exclude_args() -> list[str]:
 
 
 def is_sensitive_search_path(path: str, probe: str = DEFAULT_SENSITIVE_ROOT_PROBE) -> bool:
-    """Whether a search root lies in (or is) a sensitive location (spec §6.3).
+    """Whether a search root lies in (or is) a sensitive location (spec grep.3).
 
     ``\\`` → ``/`` and one trailing ``/`` dropped; a sensitive glob without ``/`` is matched
     against every path segment, one with ``/`` against the whole path and against

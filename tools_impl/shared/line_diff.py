@@ -1,4 +1,4 @@
-"""The line-diff engine behind the write and edit receipts (spec §4.9, §3.3).
+"""The line-diff engine behind the write and edit receipts (spec edit.9, spec write.3).
 
 Owns three pure functions and their bounded variants:
 
@@ -525,7 +525,7 @@ def compute_receipts(
     bounds: DiffBounds = DEFAULT_DIFF_BOUNDS,
     clock: Clock = time.monotonic,
 ) -> dict[str, object]:
-    """The edit tool's receipts (spec §4.9) for ``old`` → ``new`` of ``path``.
+    """The edit tool's receipts (spec edit.9) for ``old`` → ``new`` of ``path``.
 
     Unbounded: ``{"diff", "patch", "firstChangedLine"}``. Bounded (toggle ``edit.diff-bounds``)
     and over a limit: ``{"diff": <omission text>, "firstChangedLine", "diffOmitted":

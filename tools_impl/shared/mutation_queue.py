@@ -1,4 +1,4 @@
-"""The per-file mutation queue shared by write and edit (spec §3.4).
+"""The per-file mutation queue shared by write and edit (spec write.4).
 
 Key = ``realpath(resolved)`` (the resolved path when realpath fails with ENOENT/ENOTDIR; any
 other realpath failure, e.g. a symlink loop, raises the Node-style ``realpath`` error), so

@@ -1,4 +1,4 @@
-"""Workspace path resolution (spec §0.3 engine resolution, §2.3 wrapper candidates, §5 search roots).
+"""Workspace path resolution (spec common.3 engine resolution, spec read.3 wrapper candidates, spec ripgrep search roots).
 
 Resolution is lexical (no realpath). The caller's string is never altered for messages; these
 functions only compute absolute paths. Pure functions except where a name says ``probe``.
@@ -81,7 +81,7 @@ def _lexical_abs(p: str, root: str) -> str:
 
 
 def engine_resolve(path: str, root: str, home: str) -> str:
-    """pi's ``resolveToCwd`` (spec §0.3): special spaces → space, drop one ``@``, tilde, file URL, absolutise."""
+    """pi's ``resolveToCwd`` (spec common.3): special spaces → space, drop one ``@``, tilde, file URL, absolutise."""
     p = SPECIAL_SPACES_RE.sub(" ", path)
     if p.startswith("@"):
         p = p[1:]
@@ -120,7 +120,7 @@ def first_existing_variant(resolved: str, exists: Callable[[str], bool]) -> str:
 
 
 def engine_resolve_read(path: str, root: str, home: str, exists: Callable[[str], bool] = os.path.exists) -> str:
-    """Engine read resolution (spec §2.6 step 2): resolved, else the first existing macOS variant."""
+    """Engine read resolution (spec read.6 step 2): resolved, else the first existing macOS variant."""
     return first_existing_variant(engine_resolve(path, root, home), exists)
 
 
@@ -136,7 +136,7 @@ def wrapper_base_resolve(p: str, root: str, home: str, *, windows: bool = False)
 
 
 def wrapper_resolve(path: str, root: str, home: str, exists: Callable[[str], bool] = os.path.exists) -> str:
-    """The wrapper's read resolution with its six candidates (spec §2.3)."""
+    """The wrapper's read resolution with its six candidates (spec read.3)."""
     literal = wrapper_base_resolve(path, root, home)
     if exists(literal):
         return literal
@@ -149,7 +149,7 @@ def wrapper_resolve(path: str, root: str, home: str, exists: Callable[[str], boo
 
 
 def search_root(path: str | None, root: str) -> str:
-    """Search root of a grep/glob ``path`` (spec §5): blank → root; absolute → normalised; else joined."""
+    """Search root of a grep/glob ``path`` (spec ripgrep): blank → root; absolute → normalised; else joined."""
     if path is None or js_trim(path) == "":
         return root
     if os.path.isabs(path):

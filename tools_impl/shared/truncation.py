@@ -1,4 +1,4 @@
-"""The two families of output limiters (spec §1): the pi engine's whole-line truncation helpers
+"""The two families of output limiters (spec limits): the pi engine's whole-line truncation helpers
 (``truncate_head`` / ``truncate_tail``, 2000 lines / 50 KB) and the wrapper's byte caps
 (``prefix_lines`` for read and grep, ``head_tail_lines`` for bash) with their metadata.
 
@@ -25,7 +25,7 @@ TruncatedBy = Literal["lines", "bytes"] | None
 
 @dataclass(frozen=True)
 class TruncationResult:
-    """pi's ``TruncationResult`` (spec §1.1)."""
+    """pi's ``TruncationResult`` (spec limits.1)."""
 
     content: str
     truncated: bool
@@ -72,7 +72,7 @@ def _untruncated(content: str, total_lines: int, total_bytes: int, max_lines: in
 
 
 def truncate_head(content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES) -> TruncationResult:
-    """Keep whole lines from the beginning (spec §1.1 ``truncateHead``)."""
+    """Keep whole lines from the beginning (spec limits.1 ``truncateHead``)."""
     lines = split_lines_for_counting(content)
     total_lines = len(lines)
     total_bytes = utf8_len(content)
@@ -99,7 +99,7 @@ def truncate_head(content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: i
 
 
 def truncate_tail(content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES) -> TruncationResult:
-    """Keep whole lines from the end (spec §1.1 ``truncateTail``), with the partial-last-line exception."""
+    """Keep whole lines from the end (spec limits.1 ``truncateTail``), with the partial-last-line exception."""
     lines = split_lines_for_counting(content)
     total_lines = len(lines)
     total_bytes = utf8_len(content)
@@ -129,7 +129,7 @@ def truncate_tail(content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: i
 
 
 # ---------------------------------------------------------------------------------------------
-# Wrapper ("desktop") caps, spec §1.2
+# Wrapper ("desktop") caps, spec limits.2
 
 NoticeFn = Callable[[Sequence[str]], str]
 """Renders the truncation notice given the body lines that are retained."""
@@ -152,7 +152,7 @@ class LimitOutcome:
 
 
 def prefix_lines(text: str, max_bytes: int, notice: NoticeFn, original_bytes: int | None = None) -> LimitOutcome:
-    """Keep the largest whole-line prefix that fits with ``\\n\\n`` + notice (spec §1.2, prefix strategy)."""
+    """Keep the largest whole-line prefix that fits with ``\\n\\n`` + notice (spec limits.2, prefix strategy)."""
     orig = utf8_len(text) if original_bytes is None else original_bytes
     if orig <= max_bytes:
         return LimitOutcome(text, False, orig, ())
@@ -173,7 +173,7 @@ def prefix_lines(text: str, max_bytes: int, notice: NoticeFn, original_bytes: in
 
 
 def head_tail_lines(text: str, max_bytes: int, notice: NoticeFn, original_bytes: int | None = None) -> LimitOutcome:
-    """Keep a 45 % head and a 55 % tail of whole lines around the notice (spec §1.2, head+tail)."""
+    """Keep a 45 % head and a 55 % tail of whole lines around the notice (spec limits.2, head+tail)."""
     orig = utf8_len(text) if original_bytes is None else original_bytes
     if orig <= max_bytes:
         return LimitOutcome(text, False, orig, ())
@@ -242,7 +242,7 @@ def apply_desktop_text_limit(
     offset_unit: str | None = None,
     hint: dict[str, Any] | None = None,
 ) -> ToolResult:
-    """Replace the first text block with ``limited_text`` and record the truncation (spec §1.2 metadata)."""
+    """Replace the first text block with ``limited_text`` and record the truncation (spec limits.2 metadata)."""
     blocks: list[Any] = []
     replaced = False
     for block in result.content:

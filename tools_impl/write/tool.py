@@ -1,4 +1,4 @@
-"""The ``write`` tool (spec §3): engine write (resolution, mutation queue, ``mkdir -p``, write
+"""The ``write`` tool (spec write): engine write (resolution, mutation queue, ``mkdir -p``, write
 through symlinks, abort checks, Node-style OS errors) and the wrapper's capture writer (BOM and
 UTF-16LE preservation, byte counts, overwrite receipts with a unified patch).
 
@@ -128,7 +128,7 @@ def capture_text(bytes_written: int, path: str, existed: bool) -> str:
 
 
 def overwrite_receipt(path: str, old_text: str, new_body: str, profile: Profile) -> dict[str, Any]:
-    """``patch`` + ``firstChangedLine``, or ``patch_omitted`` (spec §3.3)."""
+    """``patch`` + ``firstChangedLine``, or ``patch_omitted`` (spec write.3)."""
     if utf8_len(new_body) > profile.write_capture_max_bytes:
         return {"patch_omitted": "too_large"}
     changes = diff_lines_bounded(old_text, new_body, DiffBounds(None, profile.write_diff_timeout_ms))

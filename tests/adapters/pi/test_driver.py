@@ -376,7 +376,7 @@ def test_missing_package_exits_2_with_a_message(node: str, tmp_path: Path) -> No
 
 # -- the real package ----------------------------------------------------------------------------
 
-RESULT_ISERROR_VERSION = (1, 6, 0)  # spec §11: isError results, new write text and validation wording
+RESULT_ISERROR_VERSION = (1, 6, 0)  # spec versions: isError results, new write text and validation wording
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:

@@ -1,4 +1,4 @@
-"""The bash engine with real processes (spec §8.5–§8.9): outcomes and exact texts, the kill
+"""The bash engine with real processes (spec bash.5–9): outcomes and exact texts, the kill
 sequence, process groups, completion with lingering descendants, decoding, emergency cleanup."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Bash subprocess environment sanitisation (spec §8.11): layers, PATH prefix, mode resolution,
+"""Bash subprocess environment sanitisation (spec bash.env): layers, PATH prefix, mode resolution,
 and canaries that run ``env`` inside a real bash spawned with the sanitised environment."""
 
 from __future__ import annotations

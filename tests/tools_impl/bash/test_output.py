@@ -1,4 +1,4 @@
-"""The bash output accumulator and formatOutput (spec §8.8, §8.9), without processes."""
+"""The bash output accumulator and formatOutput (spec bash.8, spec bash.9), without processes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PowerShell launchers and the language-mode probe (spec §8.14).
+"""PowerShell launchers and the language-mode probe (spec bash.14).
 
 The probe runs against a fake ``powershell`` (a small bash script that prints a configured mode and
 counts its invocations); live tests need a real PowerShell and skip without one.

@@ -1,5 +1,5 @@
-"""Shell selection (spec §8.4) with injected platform / exists / which, and the engine PATH base
-(§8.5 step 1)."""
+"""Shell selection (spec bash.4) with injected platform / exists / which, and the engine PATH base
+(spec bash.5 step 1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Background bash tasks (spec §8.13) with real processes: explicit background, managed
+"""Background bash tasks (spec bash.tasks) with real processes: explicit background, managed
 auto-promotion, the watchdog, task_stop, the task ops, and the same over the real server."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The bash tool wrapper (spec §8.2, §8.3, §8.10, §8.11.4) through ``tools_impl.bash.tool.execute``
+"""The bash tool wrapper (spec bash.2, spec bash.3, spec bash.10, spec bash.env.4) through ``tools_impl.bash.tool.execute``
 with real processes: returned vs raised outcomes, timeout clamps, the 24 KiB head+tail cap,
 ``envSanitized`` reporting, and the direct and managed paths."""
 

@@ -1,4 +1,4 @@
-"""Recoverable deletion (spec §8.12): the rm shim, the mavis-trash program, the agent policy and
+"""Recoverable deletion (spec bash.trash): the rm shim, the mavis-trash program, the agent policy and
 preflight, and the Windows host-trash decisions."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Claude Code BashTool profile (spec §9): read-only classification, fail-safe security parse,
+"""Claude Code BashTool profile (spec classify): read-only classification, fail-safe security parse,
 rule matching, timeouts, and the ``classify`` entry point."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Host-side argument validation in pi's message format (spec §0.7)."""
+"""Host-side argument validation in pi's message format (spec common.7)."""
 
 from __future__ import annotations
 

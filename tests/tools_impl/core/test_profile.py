@@ -1,4 +1,4 @@
-"""Profile: defaults, patch toggles and JSON overlays (spec §0.6, §10)."""
+"""Profile: defaults, patch toggles and JSON overlays (spec common.6, spec patches)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The pi edit engine with MiniMax's patches and its upstream emulation (spec §4.5–§4.8, §4.10).
+"""The pi edit engine with MiniMax's patches and its upstream emulation (spec edit.5–8, spec edit.10).
 
 Tests here assert result text and file bytes only; receipts (details) are covered in
 test_edit_receipts.py because they belong to the diff module.
@@ -50,7 +50,7 @@ def ctx_for(root: Path, profile: Profile = REFERENCE) -> ToolContext:
     return make_context(str(root), {"HOME": str(root)}, profile)
 
 
-# -- error messages (§4.8), both wordings ------------------------------------------------------
+# -- error messages (spec edit.8), both wordings ------------------------------------------------------
 
 
 def test_not_found_single_edit_reference_wording() -> None:
@@ -275,7 +275,7 @@ def test_old_text_with_crlf_matches_lf_content() -> None:
     assert apply1("a\nb\nc", "a\r\nb", "x\r\ny") == "x\ny\nc"
 
 
-# -- I/O pipeline (§4.5) -------------------------------------------------------------------------
+# -- I/O pipeline (spec edit.5) -------------------------------------------------------------------------
 
 
 def run(root: Path, path: str, pairs: list[tuple[str, str]], profile: Profile = REFERENCE) -> str:

@@ -1,4 +1,4 @@
-"""Hypothesis property tests of the edit tool (spec §4.3–§4.7, §4.10).
+"""Hypothesis property tests of the edit tool (spec edit.3–7, spec edit.10).
 
 Generated text uses only characters assigned in this Python's Unicode database (categories Cn
 and Cs excluded): the reference runtime (Node 22) uses Unicode 17 and normalisation data for

@@ -1,4 +1,4 @@
-"""Fuzzy normalisation, span mapping and the fidelity guard (spec §4.7, §4.10)."""
+"""Fuzzy normalisation, span mapping and the fidelity guard (spec edit.7, spec edit.10)."""
 
 from __future__ import annotations
 

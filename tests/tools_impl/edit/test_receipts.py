@@ -1,4 +1,4 @@
-"""Edit receipts in ``details`` (spec §4.9), produced through ``diff.compute_receipts``."""
+"""Edit receipts in ``details`` (spec edit.9), produced through ``diff.compute_receipts``."""
 
 from __future__ import annotations
 

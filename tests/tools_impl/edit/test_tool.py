@@ -1,5 +1,5 @@
 """The MiniMax ``edit`` wrapper: schema, translation, line-number retry, ``replace_all``
-(spec §4.1–§4.4, toggle ``wrap.replace-all-literal``)."""
+(spec edit.1–4, toggle ``wrap.replace-all-literal``)."""
 
 from __future__ import annotations
 
@@ -129,7 +129,7 @@ def test_upstream_profile_has_no_line_number_retry(tmp_path: Path) -> None:
     )
 
 
-# -- line-number-prefix retry (§4.3) ------------------------------------------------------------
+# -- line-number-prefix retry (spec edit.3) ------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -195,7 +195,7 @@ def test_prefixes_in_the_file_itself_match_on_the_first_attempt(tmp_path: Path) 
     assert (tmp_path / "f.txt").read_bytes() == b"b\n"
 
 
-# -- replace_all (§4.4) -------------------------------------------------------------------------
+# -- replace_all (spec edit.4) -------------------------------------------------------------------------
 
 
 def test_replace_all_replaces_every_occurrence_and_shows_the_absolute_path(tmp_path: Path) -> None:
@@ -281,7 +281,7 @@ def test_replace_all_on_crlf_file_keeps_crlf(tmp_path: Path) -> None:
 
 
 def test_replace_all_on_bom_file_raises_the_engine_not_found_error(tmp_path: Path) -> None:
-    # (inferred, §4.4) oldText is the raw text with its BOM, which the engine has stripped.
+    # (inferred, spec edit.4) oldText is the raw text with its BOM, which the engine has stripped.
     (tmp_path / "f.txt").write_bytes(b"\xef\xbb\xbfa b a\n")
     err = raised(tmp_path, file_path="f.txt", old_string="a", new_string="z", replace_all=True)
     assert str(err) == NOT_FOUND.format(path=tmp_path / "f.txt")

@@ -1,4 +1,4 @@
-"""JavaScript-compatible text helpers: counts, numbers and sizes as Node prints them (spec §0.4, §1.1)."""
+"""JavaScript-compatible text helpers: counts, numbers and sizes as Node prints them (spec common.4, spec limits.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The read guards (spec §2.4 device and non-regular guards, §2.5 binary guard), unit and
+"""The read guards (spec read.4 device and non-regular guards, spec read.5 binary guard), unit and
 through the wrapper pipeline on real files."""
 
 from __future__ import annotations

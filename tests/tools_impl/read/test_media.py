@@ -1,4 +1,4 @@
-"""Image, notebook and PDF reads (spec §2.7, §2.2 step 5): magic-byte detection, resizing and the
+"""Image, notebook and PDF reads (spec read.7, spec read.2 step 5): magic-byte detection, resizing and the
 ``read.image-fallback`` patch, the notebook rendering and the PDF ``pages`` parameter."""
 
 from __future__ import annotations

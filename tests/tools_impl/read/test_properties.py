@@ -1,4 +1,4 @@
-"""Hypothesis properties of the read pipeline (engine selection → §2.8 post-processing → §2.9 cap),
+"""Hypothesis properties of the read pipeline (engine selection → spec read.8 post-processing → spec read.9 cap),
 run on the pure functions so that many inputs are cheap."""
 
 from __future__ import annotations

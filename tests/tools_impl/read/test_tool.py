@@ -1,4 +1,4 @@
-"""The read tool end to end on real files (spec §2.2–2.3, §2.6, §2.8–2.10): engine selection and
+"""The read tool end to end on real files (spec read.2–3, spec read.6, spec read.8–10): engine selection and
 notices, wrapper numbering and caps, path variants, upstream mode and abort."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def five(tmp_path: Path) -> Path:
     return tmp_path
 
 
-# --- wrapper numbering (§2.8) ---------------------------------------------------------------
+# --- wrapper numbering (spec read.8) ---------------------------------------------------------------
 def test_plain_file_is_numbered_with_padded_arrow_prefix_and_keeps_its_final_newline(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("alpha\n\nbeta\n")
     res = run(tmp_path, {"path": "a.txt"})
@@ -116,7 +116,7 @@ def test_line_truncation_notice_follows_the_engine_notice(tmp_path: Path) -> Non
                         "\n\n[Lines [1] were truncated to 2000 chars.]")
 
 
-# --- engine offsets and limits (§2.6) -------------------------------------------------------
+# --- engine offsets and limits (spec read.6) -------------------------------------------------------
 @pytest.mark.parametrize("offset", [None, 0, -3, 1])
 def test_absent_zero_negative_and_one_offsets_start_at_line_one(five: Path, offset: int | None) -> None:
     args: dict[str, Any] = {"path": "f.txt"} if offset is None else {"path": "f.txt", "offset": offset}
@@ -197,7 +197,7 @@ def test_untruncated_engine_result_has_no_details(five: Path) -> None:
     assert select_text("a\nb", "p", None, 1).details is None
 
 
-# --- 24 KiB cap (§2.9) ----------------------------------------------------------------------
+# --- 24 KiB cap (spec read.9) ----------------------------------------------------------------------
 def test_24kib_cap_keeps_whole_numbered_lines_and_reports_next_offset(tmp_path: Path) -> None:
     (tmp_path / "c.txt").write_text(("a" * 40 + "\n") * 1000)
     res = run(tmp_path, {"path": "c.txt"})
@@ -247,7 +247,7 @@ def test_text_within_24kib_is_untouched(tmp_path: Path) -> None:
     assert run(tmp_path, {"path": "s.txt"}).details == {}
 
 
-# --- path variants (§2.3, §2.6 step 2) ------------------------------------------------------
+# --- path variants (spec read.3, spec read.6 step 2) ------------------------------------------------------
 def test_at_prefix_is_dropped(five: Path) -> None:
     assert run(five, {"path": "@f.txt"}).text.startswith("     1→l1")
 
@@ -297,7 +297,7 @@ def test_special_spaces_in_the_argument_resolve_to_an_ascii_space_file(tmp_path:
 
 
 def test_literal_nbsp_name_passes_the_wrapper_but_the_engine_reports_enoent(tmp_path: Path) -> None:
-    """Spec §2.2 (inferred): the engine re-resolves the original string with spaces normalised."""
+    """Spec spec read.2 (inferred): the engine re-resolves the original string with spaces normalised."""
     (tmp_path / "a\u00a0b.txt").write_text("nbsp")
     assert paths.wrapper_resolve("a\u00a0b.txt", str(tmp_path), str(tmp_path)) == str(tmp_path / "a\u00a0b.txt")
     assert raised(tmp_path, {"path": "a\u00a0b.txt"}) == (
@@ -321,7 +321,7 @@ def test_engine_resolution_collapses_a_double_leading_slash() -> None:
     assert paths.engine_resolve("//etc/hosts", "/r", "/h") == "/etc/hosts"
 
 
-# --- upstream mode (§2.10) and abort --------------------------------------------------------
+# --- upstream mode (spec read.10) and abort --------------------------------------------------------
 def test_upstream_mode_returns_raw_text_without_guards_or_numbers(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("x\n")
     (tmp_path / "b.exe").write_bytes(b"MZ\x00\xff")

@@ -1,4 +1,4 @@
-"""The glob tool (spec §7) against real fixture trees and the real ripgrep."""
+"""The glob tool (spec glob) against real fixture trees and the real ripgrep."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The grep tool (spec §6) against real fixture trees and the real ripgrep."""
+"""The grep tool (spec grep) against real fixture trees and the real ripgrep."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ripgrep runner (spec §5): binary resolution, caps, line filter, timeout and abort.
+"""The ripgrep runner (spec ripgrep): binary resolution, caps, line filter, timeout and abort.
 
 Misbehaving ripgreps are small shell scripts passed through ``Profile.rg_binary``, so the kill
 and cap paths run against real processes.

@@ -1,4 +1,4 @@
-"""The shared ripgrep scan policy: sensitive search roots (spec §6.3) and the exclude lists."""
+"""The shared ripgrep scan policy: sensitive search roots (spec grep.3) and the exclude lists."""
 
 from __future__ import annotations
 

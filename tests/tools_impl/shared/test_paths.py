@@ -1,4 +1,4 @@
-"""Workspace path resolution (spec §0.3, §2.3, §5)."""
+"""Workspace path resolution (spec common.3, spec read.3, spec ripgrep)."""
 
 from __future__ import annotations
 

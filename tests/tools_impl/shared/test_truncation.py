@@ -1,4 +1,4 @@
-"""The output limiters (spec §1): engine whole-line truncation and the wrapper byte caps."""
+"""The output limiters (spec limits): engine whole-line truncation and the wrapper byte caps."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The write tool (spec §3): engine behaviour, the wrapper capture writer and upstream pi mode.
+"""The write tool (spec write): engine behaviour, the wrapper capture writer and upstream pi mode.
 
 All tests write real files under tmp_path and assert exact text, details and bytes.
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""mavis-trash: the recoverable-delete program behind the rm shim (spec §8.12.1).
+"""mavis-trash: the recoverable-delete program behind the rm shim (spec bash.trash.1).
 
 Installed as ``<dataDir>/bin/mavis-trash``; the shim ``<dataDir>/shims/rm`` execs it with rm's
 arguments. Instead of unlinking, every operand is *moved* into ``<dataDir>/trash/<id>/`` so it can
