@@ -3,8 +3,8 @@
 One JSON object per line in, one per line out, matched by ``id``; the messages are the types of
 ``tools_impl.protocol.messages``. Every op is a registered handler (``Server.register`` and
 ``Server.register_ordered``): the protocol's own ops are registered by the server itself, and a
-host can add its own chores the same way (``Server.register``; the docker backend keeps its container
-``reap``). A handler parses its fields into a message (``ProtocolError`` → ``kind: protocol``) and
+host can add its own chores the same way (``Server.register``; the docker backend's housekeeping
+lives in its own in-container supervisor instead). A handler parses its fields into a message (``ProtocolError`` → ``kind: protocol``) and
 returns a result; a raised ``ArgumentError`` is answered with ``kind: validation``, ``ToolAborted``
 with ``aborted``, ``ToolError`` with ``tool`` (and its ``code``), anything else with ``internal``
 (a bug in the server). The server never dies on input.
