@@ -165,6 +165,9 @@ def drop_privileges(cfg: JsonObj) -> None:
     os.setresuid(uid, uid, uid)
 
 
+# Kept apart from tools_impl/server/workspace_delivery.py on purpose: the supervisor runs alone in
+# images that carry no tools_impl (pi, a user's adapter), on the image's python3 and the standard
+# library only, so it cannot import the reference's copy of extraction and path description.
 def extract(root: str, data: bytes) -> int:
     """Extract a harness-built (trusted) tar into an emptied ``root``, keeping modes, links,
     FIFOs and mtimes (directory mtimes re-applied after their contents)."""
