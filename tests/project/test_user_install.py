@@ -97,7 +97,7 @@ def test_the_node_example_adapter_scaffolds_and_passes_its_gate(installed: Path,
     assert 'impl = "cmd:node toolproof/adapter.mjs"' in (repo / "pyproject.toml").read_text(encoding="utf-8")
     run = sh([toolproof, "run"], repo)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr
-    assert "[cmd:node toolproof/adapter.mjs example-node-adapter]" in run.stdout
+    assert "[local --impl cmd:node toolproof/adapter.mjs example-node-adapter]" in run.stdout
     workflow = (repo / ".github" / "workflows" / "toolproof.yml").read_text(encoding="utf-8")
     assert "actions/setup-node@v4" in workflow
     assert actionlint(repo / ".github" / "workflows" / "toolproof.yml") == []

@@ -511,7 +511,7 @@ def test_real_pi_passes_the_pi_surface_corpus_gate_with_its_baseline(real_pi: tu
     assert "SKIP  grep/content-mode (requires tools grep" in proc.stdout
     # the compatibility run: minimax-surface read/write/bash scenarios share pi's parameter names
     compat = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", "scenarios/", "-k", "not device-guard and not fifo-guard",
+        [sys.executable, "-m", "harness.cli", "run", "scenarios/", "-k", "not device and not fifo",
          "--backend", f"{backend} --surfaces pi,minimax --tools read,write,bash", "--baseline", str(baseline)],
         cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
     assert compat.returncode == 0, compat.stdout[-4000:] + compat.stderr[-2000:]
