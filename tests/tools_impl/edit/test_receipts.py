@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from tools_impl.core.context import make_context
@@ -41,7 +42,9 @@ def test_bounded_receipts_omit_an_oversized_diff_but_still_write(tmp_path: Path)
     old = "".join(f"{i}\n" for i in range(1200))
     (tmp_path / "f.txt").write_text(old)
     new = "".join(f"n{i}\n" for i in range(1200))
-    profile = REFERENCE.with_patches({PATCH_EDIT_DIFF_BOUNDS: True})
+    # The edit-length bound is under test, not the clock: a generous timeout keeps a loaded
+    # machine from reaching the timeout text first.
+    profile = replace(REFERENCE.with_patches({PATCH_EDIT_DIFF_BOUNDS: True}), diff_timeout_ms=600_000)
     details = details_of(tmp_path, {"file_path": "f.txt", "old_string": old, "new_string": new}, profile)
     assert details["diff"] == "(diff omitted: more than 1000 lines changed)"
     assert "patch" not in details
