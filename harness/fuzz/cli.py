@@ -51,13 +51,29 @@ def class_json(cls: DisagreementClass) -> dict[str, Any]:
 
 
 def report_json(r: FuzzReport) -> dict[str, Any]:
+    classes = sorted(r.classes.values(), key=lambda c: -c.count)
     return {
         "impl": r.impl, "oracle": r.oracle, "seed": r.seed, "n": r.n, "agreed": r.agreed, "total": r.total,
         "agreement_percent": round(r.agreement, 3), "seconds": round(r.seconds, 1),
         "per_tool": {t: {"agreed": a, "total": n} for t, (a, n) in r.per_tool.items()},
         "infrastructure_errors": [{"case": i, "message": m} for i, m in r.infra],
-        "classes": [class_json(c) for c in sorted(r.classes.values(), key=lambda c: -c.count)],
+        "classes": [class_json(c) for c in classes],
+        "changes": [{"change": key, "count": calls, "classes": [classes[n - 1].key for n in numbers]}
+                    for key, calls, numbers in change_groups(classes)],
     }
+
+
+def change_groups(classes: list[DisagreementClass]) -> list[tuple[str, int, list[int]]]:
+    """Classes that differ only in their input family, merged: one line per behaviour change.
+    Each group is (tool | aspects | status, calls, the 1-based numbers of its classes), largest
+    first; a class is numbered by its place in ``classes``."""
+    groups: dict[str, tuple[int, list[int]]] = {}
+    for number, cls in enumerate(classes, 1):
+        parts = cls.key.split(" | ")
+        key = " | ".join(parts[:1] + parts[2:])
+        calls, numbers = groups.get(key, (0, []))
+        groups[key] = (calls + cls.count, [*numbers, number])
+    return sorted(((k, c, ns) for k, (c, ns) in groups.items()), key=lambda g: (-g[1], g[2][0]))
 
 
 def summary_lines(r: FuzzReport) -> list[str]:
@@ -71,6 +87,10 @@ def summary_lines(r: FuzzReport) -> list[str]:
                      f"{r.infra[0][1][:200]})")
     classes = sorted(r.classes.values(), key=lambda c: -c.count)
     if classes:
+        groups = change_groups(classes)
+        lines.append(f"changes ({len(groups)}; the classes below merged across input families):")
+        for key, calls, numbers in groups:
+            lines.append(f"  {key}  — {calls} call(s) in class(es) {', '.join(map(str, numbers))}")
         lines.append(f"disagreement classes ({len(classes)}):")
     for k, cls in enumerate(classes, 1):
         flaky = f", {cls.flaky} flaky" if cls.flaky else ""
@@ -94,11 +114,15 @@ def markdown(r: FuzzReport) -> str:
         out.append(f"| {tool} | {a} | {n} | {_pct(a, n)} |")
     classes = sorted(r.classes.values(), key=lambda c: -c.count)
     if classes:
-        out += ["", "## Disagreement classes", "", "| class | calls | flaky | example case |",
-                "| --- | ---: | ---: | --- |"]
-        for cls in classes:
+        out += ["", "## Changes (classes merged across input families)", "", "| change | calls | classes |",
+                "| --- | ---: | --- |"]
+        for key, calls, numbers in change_groups(classes):
+            out.append(f"| {key.replace('|', chr(92) + '|')} | {calls} | {', '.join(map(str, numbers))} |")
+        out += ["", "## Disagreement classes", "", "| # | class | calls | flaky | example case |",
+                "| ---: | --- | ---: | ---: | --- |"]
+        for k, cls in enumerate(classes, 1):
             key = cls.key.replace("|", "\\|")
-            out.append(f"| {key} | {cls.count} | {cls.flaky} | {cls.indexes[0] if cls.indexes else ''} |")
+            out.append(f"| {k} | {key} | {cls.count} | {cls.flaky} | {cls.indexes[0] if cls.indexes else ''} |")
         for k, cls in enumerate(classes, 1):
             ex = cls.shrunk or cls.example
             if ex is None:

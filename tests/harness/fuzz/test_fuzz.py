@@ -11,7 +11,8 @@ import pytest
 
 from harness.cli import main
 from harness.errors import UsageError
-from harness.fuzz.differential import Disagreement, class_key, run_fuzz
+from harness.fuzz.cli import change_groups
+from harness.fuzz.differential import Disagreement, DisagreementClass, class_key, run_fuzz
 from harness.fuzz.execute import Case, Normaliser, Outcome, differences
 from harness.fuzz.generate import generate, to_surface
 from harness.fuzz.impls import resolve_impl
@@ -63,6 +64,17 @@ def test_differences_name_each_aspect_and_file() -> None:
     assert class_key(other) == "read | path:abs | content"
 
 
+def test_classes_differing_only_in_input_family_merge_into_one_change() -> None:
+    classes = [DisagreementClass("write | well-formed | content", "write", ["content"], count=133),
+               DisagreementClass("read | malformed-args | message", "read", ["message"], count=92),
+               DisagreementClass("write | path:abs | content", "write", ["content"], count=23),
+               DisagreementClass("bash | well-formed | content,status | error[tool]≠isError", "bash", [], count=30),
+               DisagreementClass("bash | malformed-args | content,status | error[tool]≠isError", "bash", [], count=45)]
+    assert change_groups(classes) == [("write | content", 156, [1, 3]),
+                                      ("read | message", 92, [2]),
+                                      ("bash | content,status | error[tool]≠isError", 75, [4, 5])]
+
+
 def test_an_implementation_agrees_with_itself() -> None:
     upstream = resolve_impl("upstream")
     report = run_fuzz(upstream, upstream, 12, 5, tools=("read", "write", "edit"))
@@ -81,7 +93,10 @@ def test_wrapper_against_upstream_writes_group_into_shrunk_classes(tmp_path: Pat
     assert f"agreement {report['agreed']}/12 = " in text and report["total"] == 12 and report["agreed"] < 12
     assert report["classes"] and all(c["tool"] == "write" and c["example"]["case"]["tool"] == "write"
                                      for c in report["classes"])
-    assert "## Disagreement classes" in (tmp_path / "r.md").read_text(encoding="utf-8")
+    markdown = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "## Disagreement classes" in markdown and "## Changes (classes merged across input families)" in markdown
+    assert sum(c["count"] for c in report["changes"]) == sum(c["count"] for c in report["classes"])
+    assert "changes (" in text
 
 
 def test_bad_options_are_usage_errors() -> None:
