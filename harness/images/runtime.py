@@ -43,6 +43,10 @@ RUNTIME_VERSION = "1"
 LABEL_RUNTIME = "org.toolproof.runtime"
 ELF_MAGIC = b"\x7fELF"
 PYTHON_LINK_TARGET = "/usr/bin/python3"
+# Root-owned, executable but not readable by anyone else: the kernel makes a process that execs
+# a binary its user cannot read non-dumpable (fs.suid_dumpable applies), so a command under test
+# (same uid) cannot open that process's /proc/<pid>/mem, environ, maps or fd entries.
+EXECUTE_ONLY_MODE = 0o711
 
 Progress = Callable[[str], None]
 
@@ -56,12 +60,17 @@ class Payload:
     trees: dict[str, Path] = field(default_factory=dict)
     links: dict[str, str] = field(default_factory=dict)
     executables: set[str] = field(default_factory=set)
+    execute_only: set[str] = field(default_factory=set)
     fingerprints: list[tuple[str, bytes]] = field(default_factory=list)
 
-    def add_file(self, arcname: str, path: Path, *, executable: bool = False, hashed: bool = True) -> None:
+    def add_file(self, arcname: str, path: Path, *, executable: bool = False, execute_only: bool = False,
+                 hashed: bool = True) -> None:
         self.files[arcname] = path
-        if executable:
+        if executable or execute_only:
             self.executables.add(arcname)
+        if execute_only:
+            self.execute_only.add(arcname)
+            self.fingerprints.append((arcname + "\0mode", oct(EXECUTE_ONLY_MODE).encode()))
         if hashed:
             self.fingerprints.append((arcname, path.read_bytes()))
 
@@ -104,7 +113,8 @@ def reference_payload(engine_arch: str) -> Payload:
 
 def pi_payload(pi_dir: Path, node_binary: Path) -> Payload:
     payload = base_payload()
-    payload.add_file("node/bin/node", node_binary, executable=True, hashed=False)
+    # Node cannot make itself non-dumpable (no prctl): installed execute-only, exec makes it so.
+    payload.add_file("node/bin/node", node_binary, execute_only=True, hashed=False)
     payload.fingerprints.append(("node/bin/node", f"{node_binary.stat().st_size}".encode()
                                  + str(node_binary.parent.parent / "package.json").encode()
                                  + (node_binary.parent.parent / "package.json").read_bytes()))
@@ -151,15 +161,17 @@ def write_context(fh: Any, base: str, payload: Payload) -> None:
                     seen_dirs.add(d)
                     tar.addfile(_tar_info(d, 0o755, kind=tarfile.DIRTYPE))
 
-        def add_file(arcname: str, path: Path, executable: bool) -> None:
+        def add_file(arcname: str, path: Path, mode: int) -> None:
             add_dirs(arcname)
             size = path.stat().st_size
             with open(path, "rb") as src:
-                tar.addfile(_tar_info(arcname, 0o755 if executable else 0o644, size), src)
+                tar.addfile(_tar_info(arcname, mode, size), src)
 
         prefix = "opt/toolproof/"
         for arcname, path in sorted(payload.files.items()):
-            add_file(prefix + arcname, path, arcname in payload.executables)
+            mode = (EXECUTE_ONLY_MODE if arcname in payload.execute_only
+                    else 0o755 if arcname in payload.executables else 0o644)
+            add_file(prefix + arcname, path, mode)
         for arcname, root in sorted(payload.trees.items()):
             for path in sorted(root.rglob("*")):
                 rel = f"{prefix}{arcname}/{path.relative_to(root).as_posix()}"
@@ -171,7 +183,7 @@ def write_context(fh: Any, base: str, payload: Payload) -> None:
                 elif path.is_dir():
                     add_dirs(rel + "/x")
                 elif path.is_file():
-                    add_file(rel, path, bool(path.stat().st_mode & 0o111))
+                    add_file(rel, path, 0o755 if path.stat().st_mode & 0o111 else 0o644)
         for arcname, target in sorted(payload.links.items()):
             add_dirs(prefix + arcname)
             info = _tar_info(prefix + arcname, 0o777, kind=tarfile.SYMTYPE)
@@ -219,5 +231,5 @@ def ensure_runtime_image(client: Any, name: str, base: str, payload: Payload,
     return tag
 
 
-__all__ = ["Payload", "base_payload", "ensure_runtime_image", "host_rg_for_container", "pi_payload",
+__all__ = ["EXECUTE_ONLY_MODE", "Payload", "base_payload", "ensure_runtime_image", "host_rg_for_container", "pi_payload",
            "reference_payload", "runtime_tag", "write_context"]

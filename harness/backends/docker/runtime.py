@@ -39,15 +39,25 @@ def container_argv(impl: Implementation) -> tuple[list[str], dict[str, str], boo
             argv.append("--upstream")
         return argv, {}, True
     if impl.kind == "pi":
-        # Node has no way to make itself non-dumpable (prctl), so pi's process stays dumpable.
-        return [f"{INSTALL_DIR}/node/bin/node", f"{INSTALL_DIR}/pi/driver.mjs", "--pi-dir", f"{INSTALL_DIR}/pi"], {}, False
+        # Node has no way to make itself non-dumpable (prctl); its binary is installed
+        # execute-only (harness.images.runtime.EXECUTE_ONLY_MODE), so exec makes it non-dumpable.
+        return [f"{INSTALL_DIR}/node/bin/node", f"{INSTALL_DIR}/pi/driver.mjs", "--pi-dir", f"{INSTALL_DIR}/pi"], {}, True
+    # A user's program: the supervisor starts it through a private execute-only copy of its ELF
+    # loader where it can, and reports in the hello whether that made it non-dumpable.
     return impl.command_argv(), {}, False
+
+
+def launch_mode(impl: Implementation) -> str:
+    """``direct`` (exec the argv) or ``loader`` (the supervisor's non-dumpable start of a ``cmd:``
+    program through a private execute-only copy of its ELF interpreter)."""
+    return "direct" if impl.is_reference or impl.kind == "pi" else "loader"
 
 
 def supervisor_config(impl: Implementation, hardening: Hardening) -> dict[str, Any]:
     argv, env, nondumpable = container_argv(impl)
     return {
         "argv": argv,
+        "launch": launch_mode(impl),
         "env": env,
         "uid": TOOL_UID,
         "gid": TOOL_GID,
@@ -82,4 +92,4 @@ def runtime_payload(impl: Implementation, engine_arch: str) -> tuple[str, runtim
     return "cmd", runtime_images.base_payload()
 
 
-__all__ = ["REFERENCE_LAUNCH", "container_argv", "runtime_payload", "supervisor_config"]
+__all__ = ["REFERENCE_LAUNCH", "container_argv", "launch_mode", "runtime_payload", "supervisor_config"]
