@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.backends.base import container_tools_tmpdir
 from harness.backends.docker.hardening import (
     CONTAINER_HOME,
     INSTALL_DIR,
@@ -53,12 +54,16 @@ def launch_mode(impl: Implementation) -> str:
     return "direct" if impl.is_reference or impl.kind == "pi" else "loader"
 
 
-def supervisor_config(impl: Implementation, hardening: Hardening) -> dict[str, Any]:
+def supervisor_config(impl: Implementation, hardening: Hardening, tmpdir: str | None = None) -> dict[str, Any]:
+    """What the supervisor starts and how; ``tmpdir``: the tools' TMPDIR (default a fresh
+    ``/tmp/toolproof-tmp-XXXXXXXX``, the local backend's length), made by the supervisor."""
     argv, env, nondumpable = container_argv(impl)
+    tmpdir = tmpdir or container_tools_tmpdir()
     return {
         "argv": argv,
         "launch": launch_mode(impl),
-        "env": env,
+        "env": {**env, "TMPDIR": tmpdir},
+        "tmpdir": tmpdir,
         "uid": TOOL_UID,
         "gid": TOOL_GID,
         "cwd": WORKSPACE_PARENT,
@@ -69,7 +74,7 @@ def supervisor_config(impl: Implementation, hardening: Hardening) -> dict[str, A
         "capabilities": {
             "isolation": "container",
             "home": CONTAINER_HOME,
-            "tmpdir": "/tmp",
+            "tmpdir": tmpdir,
             "sandbox": {
                 "uid": TOOL_UID,
                 "protocol_channel": "socket",

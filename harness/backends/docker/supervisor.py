@@ -570,7 +570,17 @@ class Supervisor:
             self.out.flush()
         os._exit(0)
 
+    def make_tmpdir(self) -> None:
+        """The tools' TMPDIR (``cfg["tmpdir"]``), owned by the tool uid, mode 0700."""
+        tmpdir = self.cfg.get("tmpdir")
+        if isinstance(tmpdir, str):
+            try:
+                as_tool_user(self.cfg, os.makedirs, tmpdir, 0o700)
+            except (OSError, RuntimeError) as exc:
+                self.fatal(f"cannot make the tools' TMPDIR {tmpdir}: {exc}")
+
     def serve(self) -> int:
+        self.make_tmpdir()
         self.start_impl()
         for raw in sys.stdin.buffer:
             if raw.strip():
