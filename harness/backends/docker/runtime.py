@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from harness.images import runtime as runtime_images
 REFERENCE_LAUNCH = (
     "import ctypes, sys\n"
     "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n"
-    f"sys.path.insert(0, {INSTALL_DIR!r})\n"
+    f"sys.path[:0] = [{INSTALL_DIR!r}, {INSTALL_DIR + '/' + runtime_images.SITE_PACKAGES!r}]\n"
     "from tools_impl.server.dispatch import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
@@ -87,10 +88,22 @@ def supervisor_config(impl: Implementation, hardening: Hardening, tmpdir: str | 
     }
 
 
-def runtime_payload(impl: Implementation, engine_arch: str) -> tuple[str, runtime_images.Payload]:
-    """(runtime image name, payload) for ``impl``."""
+def runtime_payload(impl: Implementation, engine_arch: str, client: Any = None, base: str | None = None,
+                    warn: Callable[[str], None] | None = None) -> tuple[str, runtime_images.Payload]:
+    """(runtime image name, payload) for ``impl``. With ``client`` and ``base``, the reference's
+    optional packages are fetched for the base image's Python and shipped; when that is not
+    possible ``warn`` is told why (the reference then degrades as it does without them)."""
     if impl.is_reference:
-        return "reference", runtime_images.reference_payload(engine_arch)
+        packages = None
+        if client is not None and base is not None:
+            python = runtime_images.container_python(client, base)
+            problem = "cannot tell which Python the image has"
+            if python is not None:
+                packages, problem = runtime_images.packages_for(python)
+            if packages is None and warn is not None:
+                warn(f"the reference's container image is built without its optional packages "
+                     f"({', '.join(runtime_images.REFERENCE_PACKAGES)}): {problem}")
+        return "reference", runtime_images.reference_payload(engine_arch, packages)
     if impl.kind == "pi":
         pi = install_pi(impl.version, pinned_node=True)
         return f"pi-{impl.version}", runtime_images.pi_payload(pi.directory, Path(pi.node))
