@@ -5,7 +5,10 @@ and CAP_KILL). It reads protocol lines from its stdin (the harness's ``docker ru
 stream) and writes responses to its stdout; nothing else in the container holds those streams.
 It starts the implementation under test once, as the unprivileged tool uid, with stdin/stdout/
 stderr connected to UNIX sockets (a socket cannot be reopened through ``/proc/<pid>/fd``: ENXIO),
-forwards every tool op to it and answers the container chores itself:
+forwards every tool op to it and answers the container chores itself. Before that it makes the
+tools' private TMPDIR (``cfg["tmpdir"]``) and, for a ``cmd:`` program (``cfg["launch"] ==
+"loader"``), starts it non-dumpable through a private execute-only copy of its ELF loader (see
+``nondumpable_launch``). The chores:
 
 - ``workspace``: extracts the base64 ``archive`` (as the tool uid's file-system identity) into ``root``, then forwards
   the op *without* the archive, so every implementation gets the same delivery;
