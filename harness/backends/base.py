@@ -10,6 +10,8 @@ required to be thread-safe (the runner gives each worker its own backend instanc
 from __future__ import annotations
 
 import abc
+import secrets
+import string
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +19,22 @@ from harness.backends.client import Response
 from harness.model.file_state import FileState
 
 JsonObj = dict[str, Any]
+
+# The tools' TMPDIR, private to each scenario, is ``/tmp/toolproof-tmp-XXXXXXXX`` on every backend
+# (local: a directory of the host's /tmp made by mkdtemp; docker: one the supervisor makes in the
+# container's fresh /tmp). Same length everywhere on purpose: tools print paths under TMPDIR
+# (bash's full-output file) and count their bytes (the head+tail notice's original_bytes), so
+# local and docker observations stay step-for-step identical only if the two have equal lengths.
+TOOLS_TMPDIR_PARENT = "/tmp"
+TOOLS_TMPDIR_PREFIX = "toolproof-tmp-"
+TOOLS_TMPDIR_RANDOM_CHARS = 8  # what tempfile.mkdtemp appends
+_TMPDIR_ALPHABET = string.ascii_lowercase + string.digits + "_"  # tempfile's own
+
+
+def container_tools_tmpdir() -> str:
+    """A fresh ``/tmp/toolproof-tmp-XXXXXXXX`` name (mkdtemp's alphabet and length)."""
+    suffix = "".join(secrets.choice(_TMPDIR_ALPHABET) for _ in range(TOOLS_TMPDIR_RANDOM_CHARS))
+    return f"{TOOLS_TMPDIR_PARENT}/{TOOLS_TMPDIR_PREFIX}{suffix}"
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Shared machinery of the host-process backends (``local`` and ``cmd:``): one implementation
 subprocess per backend instance, reused across scenarios, driven through ``ProtocolClient``;
 workspaces are temp dirs on the host, and final file states are read from the host file system.
-Each scenario also gets a fresh, empty ``HOME`` of its own (``_fresh_private_dirs``).
+Each scenario also gets a fresh, empty ``HOME`` and ``TMPDIR`` of its own (``_fresh_private_dirs``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import tarfile
 import tempfile
 from typing import Any
 
-from harness.backends.base import Backend, HelloInfo
+from harness.backends.base import TOOLS_TMPDIR_PARENT, TOOLS_TMPDIR_PREFIX, Backend, HelloInfo
 from harness.backends.client import ProtocolClient, Response
 from harness.errors import InfrastructureError
 from harness.model.file_state import FileState, describe_path
@@ -51,6 +51,26 @@ def wipe(path: str) -> None:
         shutil.rmtree(path, onerror=unlock)
 
 
+def empty(path: str) -> None:
+    """Make ``path`` an empty directory of mode 0700 that stays in place (its name is never free
+    for another user of a shared temp dir to take): every entry goes, ``chmod 000`` ones included."""
+    try:
+        os.chmod(path, 0o700)
+        entries = os.listdir(path)
+    except FileNotFoundError:
+        os.makedirs(path, mode=0o700)
+        return
+    for name in entries:
+        entry = os.path.join(path, name)
+        if os.path.isdir(entry) and not os.path.islink(entry):
+            wipe(entry)
+        else:
+            try:
+                os.unlink(entry)
+            except FileNotFoundError:
+                pass
+
+
 def extract_on_host(root: str, archive: bytes) -> None:
     """Extract a harness-built (trusted) tar into ``root``, keeping modes, links, FIFOs and mtimes."""
     extract_tar(root, archive)
@@ -78,6 +98,7 @@ class ProcessBackend(Backend):
         self._hello: HelloInfo | None = None
         self._roots: set[str] = set()
         self._private: str | None = None
+        self._tmp: str | None = None
         self.hello_deadline_s = hello_deadline_s
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -102,11 +123,11 @@ class ProcessBackend(Backend):
             self._kill()
             raise InfrastructureError(f"{self.label}: hello failed: {resp.error_message or resp.result!r}")
         caps = resp.result.get("capabilities")
-        caps = {**(caps if isinstance(caps, dict) else {}), "home": self.home_dir}
+        caps = {**(caps if isinstance(caps, dict) else {}), "home": self.home_dir, "tmpdir": self.tmp_dir}
         self._hello = HelloInfo.from_json({**resp.result, "capabilities": caps})
         return self._hello
 
-    # -- the per-scenario HOME --------------------------------------------------------------
+    # -- the per-scenario HOME and TMPDIR ---------------------------------------------------
     @property
     def private_dir(self) -> str:
         """This backend's directory for the scenarios' HOME (made on first use)."""
@@ -118,16 +139,27 @@ class ProcessBackend(Backend):
     def home_dir(self) -> str:
         return os.path.join(self.private_dir, "home")
 
+    @property
+    def tmp_dir(self) -> str:
+        """The scenarios' TMPDIR: ``/tmp/toolproof-tmp-XXXXXXXX``, the docker backend's length
+        (``harness.backends.base.TOOLS_TMPDIR_PREFIX``); under the host's temp dir where there is
+        no writable ``/tmp`` (observations then differ from docker's by the length of the two)."""
+        if self._tmp is None:
+            parent = TOOLS_TMPDIR_PARENT
+            if os.name != "posix" or not (os.path.isdir(parent) and os.access(parent, os.W_OK | os.X_OK)):
+                parent = tempfile.gettempdir()
+            self._tmp = tempfile.mkdtemp(prefix=TOOLS_TMPDIR_PREFIX, dir=parent)
+        return self._tmp
+
     def _fresh_private_dirs(self) -> dict[str, str]:
-        """An empty HOME for the next scenario: a replayed ``rm ~/x`` or ``mkdir -p ~/.x`` touches
-        it, never the user's real home; nothing one scenario leaves there reaches the next.
-        TMPDIR stays the host's: tools put paths under it into their output (and count its
-        bytes), so a longer private TMPDIR would change observations against the docker backend.
-        (Other host paths are not isolated: scenarios that need that require
-        ``isolation: container``.)"""
+        """An empty HOME and TMPDIR for the next scenario: a replayed ``rm ~/x`` or ``mkdir -p
+        ~/.x`` touches these, never the user's real home; nothing one scenario leaves there
+        reaches the next (``chmod 000`` parts included). (Other host paths are not isolated:
+        scenarios that need that require ``isolation: container``.)"""
         wipe(self.home_dir)
         os.makedirs(self.home_dir, mode=0o700)
-        return {"HOME": self.home_dir}
+        empty(self.tmp_dir)
+        return {"HOME": self.home_dir, "TMPDIR": self.tmp_dir}
 
     def _spawn(self) -> None:
         try:
@@ -185,6 +217,9 @@ class ProcessBackend(Backend):
         if self._private is not None:
             wipe(self._private)
             self._private = None
+        if self._tmp is not None:
+            wipe(self._tmp)
+            self._tmp = None
 
     # -- protocol -------------------------------------------------------------------------
     def request(self, op: str, fields: JsonObj, *, deadline_s: float) -> Response:
@@ -256,3 +291,5 @@ class ProcessBackend(Backend):
                 pass
         wipe(root)
         self._roots.discard(root)
+        if self._tmp is not None:  # nothing a scenario left in its TMPDIR outlives it
+            empty(self._tmp)

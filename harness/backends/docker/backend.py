@@ -27,6 +27,7 @@ import collections
 import concurrent.futures
 import posixpath
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -68,6 +69,10 @@ DEFAULT_POOL_SIZE = 1
 
 _live: weakref.WeakSet[DockerBackend] = weakref.WeakSet()
 _live_lock = threading.Lock()
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write(f"toolproof: warning: {message}\n")
 
 
 def resolve_image(image: str | None) -> str:
@@ -186,7 +191,7 @@ class DockerBackend(Backend):
         except Exception as exc:
             raise InfrastructureError(f"could not look up image {self.base_image}: {exc}") from exc
         arch = str(client.info().get("Architecture", ""))
-        name, payload = runtime_payload(self.impl, arch)
+        name, payload = runtime_payload(self.impl, arch, client, self.base_image, warn=_warn)
         try:
             self._runtime_image = ensure_runtime_image(client, name, self.base_image, payload)
         except ImageBuildError as exc:

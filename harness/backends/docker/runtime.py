@@ -4,9 +4,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harness.backends.base import container_tools_tmpdir
 from harness.backends.docker.hardening import (
     CONTAINER_HOME,
     INSTALL_DIR,
@@ -23,7 +25,7 @@ from harness.images import runtime as runtime_images
 REFERENCE_LAUNCH = (
     "import ctypes, sys\n"
     "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n"
-    f"sys.path.insert(0, {INSTALL_DIR!r})\n"
+    f"sys.path[:0] = [{INSTALL_DIR!r}, {INSTALL_DIR + '/' + runtime_images.SITE_PACKAGES!r}]\n"
     "from tools_impl.server.dispatch import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
@@ -39,16 +41,30 @@ def container_argv(impl: Implementation) -> tuple[list[str], dict[str, str], boo
             argv.append("--upstream")
         return argv, {}, True
     if impl.kind == "pi":
-        # Node has no way to make itself non-dumpable (prctl), so pi's process stays dumpable.
-        return [f"{INSTALL_DIR}/node/bin/node", f"{INSTALL_DIR}/pi/driver.mjs", "--pi-dir", f"{INSTALL_DIR}/pi"], {}, False
+        # Node has no way to make itself non-dumpable (prctl); its binary is installed
+        # execute-only (harness.images.runtime.EXECUTE_ONLY_MODE), so exec makes it non-dumpable.
+        return [f"{INSTALL_DIR}/node/bin/node", f"{INSTALL_DIR}/pi/driver.mjs", "--pi-dir", f"{INSTALL_DIR}/pi"], {}, True
+    # A user's program: the supervisor starts it through a private execute-only copy of its ELF
+    # loader where it can, and reports in the hello whether that made it non-dumpable.
     return impl.command_argv(), {}, False
 
 
-def supervisor_config(impl: Implementation, hardening: Hardening) -> dict[str, Any]:
+def launch_mode(impl: Implementation) -> str:
+    """``direct`` (exec the argv) or ``loader`` (the supervisor's non-dumpable start of a ``cmd:``
+    program through a private execute-only copy of its ELF interpreter)."""
+    return "direct" if impl.is_reference or impl.kind == "pi" else "loader"
+
+
+def supervisor_config(impl: Implementation, hardening: Hardening, tmpdir: str | None = None) -> dict[str, Any]:
+    """What the supervisor starts and how; ``tmpdir``: the tools' TMPDIR (default a fresh
+    ``/tmp/toolproof-tmp-XXXXXXXX``, the local backend's length), made by the supervisor."""
     argv, env, nondumpable = container_argv(impl)
+    tmpdir = tmpdir or container_tools_tmpdir()
     return {
         "argv": argv,
-        "env": env,
+        "launch": launch_mode(impl),
+        "env": {**env, "TMPDIR": tmpdir},
+        "tmpdir": tmpdir,
         "uid": TOOL_UID,
         "gid": TOOL_GID,
         "cwd": WORKSPACE_PARENT,
@@ -59,7 +75,7 @@ def supervisor_config(impl: Implementation, hardening: Hardening) -> dict[str, A
         "capabilities": {
             "isolation": "container",
             "home": CONTAINER_HOME,
-            "tmpdir": "/tmp",
+            "tmpdir": tmpdir,
             "sandbox": {
                 "uid": TOOL_UID,
                 "protocol_channel": "socket",
@@ -72,14 +88,26 @@ def supervisor_config(impl: Implementation, hardening: Hardening) -> dict[str, A
     }
 
 
-def runtime_payload(impl: Implementation, engine_arch: str) -> tuple[str, runtime_images.Payload]:
-    """(runtime image name, payload) for ``impl``."""
+def runtime_payload(impl: Implementation, engine_arch: str, client: Any = None, base: str | None = None,
+                    warn: Callable[[str], None] | None = None) -> tuple[str, runtime_images.Payload]:
+    """(runtime image name, payload) for ``impl``. With ``client`` and ``base``, the reference's
+    optional packages are fetched for the base image's Python and shipped; when that is not
+    possible ``warn`` is told why (the reference then degrades as it does without them)."""
     if impl.is_reference:
-        return "reference", runtime_images.reference_payload(engine_arch)
+        packages = None
+        if client is not None and base is not None:
+            python = runtime_images.container_python(client, base)
+            problem = "cannot tell which Python the image has"
+            if python is not None:
+                packages, problem = runtime_images.packages_for(python)
+            if packages is None and warn is not None:
+                warn(f"the reference's container image is built without its optional packages "
+                     f"({', '.join(runtime_images.REFERENCE_PACKAGES)}): {problem}")
+        return "reference", runtime_images.reference_payload(engine_arch, packages)
     if impl.kind == "pi":
         pi = install_pi(impl.version, pinned_node=True)
         return f"pi-{impl.version}", runtime_images.pi_payload(pi.directory, Path(pi.node))
     return "cmd", runtime_images.base_payload()
 
 
-__all__ = ["REFERENCE_LAUNCH", "container_argv", "runtime_payload", "supervisor_config"]
+__all__ = ["REFERENCE_LAUNCH", "container_argv", "launch_mode", "runtime_payload", "supervisor_config"]

@@ -5,7 +5,10 @@ and CAP_KILL). It reads protocol lines from its stdin (the harness's ``docker ru
 stream) and writes responses to its stdout; nothing else in the container holds those streams.
 It starts the implementation under test once, as the unprivileged tool uid, with stdin/stdout/
 stderr connected to UNIX sockets (a socket cannot be reopened through ``/proc/<pid>/fd``: ENXIO),
-forwards every tool op to it and answers the container chores itself:
+forwards every tool op to it and answers the container chores itself. Before that it makes the
+tools' private TMPDIR (``cfg["tmpdir"]``) and, for a ``cmd:`` program (``cfg["launch"] ==
+"loader"``), starts it non-dumpable through a private execute-only copy of its ELF loader (see
+``nondumpable_launch``). The chores:
 
 - ``workspace``: extracts the base64 ``archive`` (as the tool uid's file-system identity) into ``root``, then forwards
   the op *without* the archive, so every implementation gets the same delivery;
@@ -28,12 +31,15 @@ from __future__ import annotations
 
 import base64
 import ctypes
+import fcntl
 import io
 import json
 import os
+import shutil
 import signal
 import socket
 import stat
+import struct
 import subprocess
 import sys
 import tarfile
@@ -48,6 +54,11 @@ OWN_OPS = ("workspace", "fs_read", "ps", "reap")
 OOM_FILES = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
 LIMIT_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+SHEBANG_DEPTH = 4  # the kernel's own limit on nested interpreters
+PT_INTERP = 3
+MFD_EXEC = 0x10  # Linux >= 6.3; older kernels reject the flag (EINVAL) and need none
+LOADER_MODE = 0o711
+MEMFD_NOEXEC_SYSCTL = "/proc/sys/vm/memfd_noexec"
 
 JsonObj = dict[str, Any]
 
@@ -133,6 +144,129 @@ def impl_environment(cfg: JsonObj, base: dict[str, str]) -> dict[str, str]:
     env["PATH"] = ":".join(dict.fromkeys(e for e in entries if safe(e)))
     env.update(cfg.get("env", {}))
     return env
+
+
+# -- starting a cmd: implementation non-dumpable -------------------------------------------------
+#
+# A process that execs a file its user cannot read is made non-dumpable by the kernel (fs.
+# suid_dumpable applies; 0 and 2 both deny a same-uid process its /proc/<pid>/mem, environ, maps
+# and fd entries). The supervisor cannot change the user's image, but it can load the loader: it
+# copies the ELF interpreter the implementation's binary names (PT_INTERP, e.g.
+# /lib64/ld-linux-x86-64.so.2) into a sealed, root-owned, mode 0711 memfd and starts
+# ``<that loader> <program> ARGS``; the loader maps the program (readable as always) and the
+# process is non-dumpable from its first instruction. Commands it starts exec ordinary readable
+# binaries and are ordinary, dumpable processes.
+
+def elf_interpreter(path: str) -> str | None:
+    """The PT_INTERP of ELF file ``path``; ``None`` for a static ELF or anything else."""
+    with open(path, "rb") as fh:
+        head = fh.read(64)
+        if len(head) < 52 or head[:4] != b"\x7fELF" or head[4] not in (1, 2) or head[5] not in (1, 2):
+            return None
+        end = "<" if head[5] == 1 else ">"
+        if head[4] == 2:
+            (phoff,) = struct.unpack_from(end + "Q", head, 32)
+            entsize, count = struct.unpack_from(end + "HH", head, 54)
+        else:
+            (phoff,) = struct.unpack_from(end + "I", head, 28)
+            entsize, count = struct.unpack_from(end + "HH", head, 42)
+        for i in range(count):
+            fh.seek(phoff + i * entsize)
+            ph = fh.read(entsize)
+            if len(ph) < 32 or struct.unpack_from(end + "I", ph, 0)[0] != PT_INTERP:
+                continue
+            if head[4] == 2:
+                (offset,), (size,) = struct.unpack_from(end + "Q", ph, 8), struct.unpack_from(end + "Q", ph, 32)
+            else:
+                (offset,), (size,) = struct.unpack_from(end + "I", ph, 4), struct.unpack_from(end + "I", ph, 16)
+            fh.seek(offset)
+            return fh.read(min(size, 4096)).split(b"\0", 1)[0].decode("utf-8", "surrogateescape") or None
+    return None
+
+
+def resolve_program(argv: list[str], path: str) -> tuple[list[str], str | None]:
+    """``argv`` as the kernel would run it — the program looked up on ``path``, ``#!`` lines
+    (``/usr/bin/env NAME`` included) replaced by their interpreter — and that ELF program's
+    PT_INTERP (``None`` when there is none or the chain cannot be followed)."""
+    argv = list(argv)
+    for _ in range(SHEBANG_DEPTH + 1):
+        program = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=path)
+        if program is None or not os.path.isfile(program):
+            return argv, None
+        argv[0] = os.path.abspath(program)
+        try:
+            with open(argv[0], "rb") as fh:
+                first = fh.readline(256)
+        except OSError:
+            return argv, None
+        if not first.startswith(b"#!"):
+            return argv, elf_interpreter(argv[0])
+        words = first[2:].strip().decode("utf-8", "surrogateescape").split(None, 1)
+        if not words:
+            return argv, None
+        if os.path.basename(words[0]) == "env" and len(words) == 2 and not words[1].startswith("-") \
+                and " " not in words[1].strip():
+            argv = [words[1].strip(), *argv]
+        else:
+            argv = [*words, *argv]
+    return argv, None
+
+
+def executable_loader(loader: str) -> int | None:
+    """A sealed memfd holding a copy of ``loader``, root-owned and mode 0711; ``None`` where the
+    kernel forbids executing memfds (``vm.memfd_noexec`` = 2) or cannot make one."""
+    try:
+        with open(MEMFD_NOEXEC_SYSCTL, encoding="ascii") as fh:
+            if fh.read().strip() == "2":
+                return None
+    except OSError:
+        pass
+    try:
+        with open(loader, "rb") as fh:
+            data = fh.read()
+        flags = os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING
+        try:
+            fd = os.memfd_create("toolproof-loader", flags | MFD_EXEC)
+        except OSError:
+            fd = os.memfd_create("toolproof-loader", flags)
+        os.write(fd, data)
+        os.fchmod(fd, LOADER_MODE)
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS,
+                    fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE)
+    except (OSError, AttributeError):
+        return None
+    return fd
+
+
+def readable_by(cfg: JsonObj, path: str) -> bool:
+    def probe() -> bool:
+        try:
+            with open(path, "rb"):
+                return True
+        except OSError:
+            return False
+    return bool(as_tool_user(cfg, probe))
+
+
+def nondumpable_launch(cfg: JsonObj, env: dict[str, str]) -> tuple[list[str], int | None, bool]:
+    """(argv, loader fd, non-dumpable) for ``cfg["argv"]``: with a loader fd, exec
+    ``/proc/self/fd/<fd>`` with that argv (the private copy of the program's loader); without
+    one, the plain argv — non-dumpable only when the program is one the tool uid cannot read
+    (exec makes it so), not for a static binary, a chain that cannot be followed or a kernel that
+    forbids executing memfds."""
+    argv = list(cfg["argv"])
+    try:
+        resolved, loader = as_tool_user(cfg, resolve_program, argv, env.get("PATH", DEFAULT_PATH))
+    except (OSError, RuntimeError):
+        return argv, None, False
+    if not readable_by(cfg, resolved[0]):
+        return argv, None, os.path.isfile(resolved[0])
+    if loader is None:
+        return argv, None, False
+    fd = executable_loader(loader)
+    if fd is None:
+        return argv, None, False
+    return [loader, *resolved], fd, True
 
 
 # -- work done as the tool uid (forked child, result through a pipe) ------------------------------
@@ -247,7 +381,21 @@ class Supervisor:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         err_ours, err_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
 
+        env = impl_environment(cfg, dict(os.environ))
+        argv, loader_fd, executable = list(cfg["argv"]), None, None
+        if cfg.get("launch") == "loader":
+            argv, loader_fd, nondumpable = nondumpable_launch(cfg, env)
+            sandbox = cfg.get("capabilities", {}).get("sandbox")
+            if isinstance(sandbox, dict):
+                sandbox["nondumpable"] = nondumpable
+            if loader_fd is not None:
+                executable = f"/proc/self/fd/{loader_fd}"
+
         def child_setup() -> None:
+            if loader_fd is not None:
+                # Kept open for the exec only: close-on-exec again, so neither the implementation
+                # nor any command it runs holds the loader copy.
+                os.set_inheritable(loader_fd, False)
             # Raising one's own OOM score needs no privilege: the kernel then picks the
             # implementation and its commands before the supervisor.
             try:
@@ -259,11 +407,13 @@ class Supervisor:
 
         try:
             self.impl = subprocess.Popen(
-                cfg["argv"], stdin=theirs.fileno(), stdout=theirs.fileno(), stderr=err_theirs.fileno(),
-                env=impl_environment(cfg, dict(os.environ)), cwd=cfg["cwd"], preexec_fn=child_setup,
-                close_fds=True)
+                argv, executable=executable, stdin=theirs.fileno(), stdout=theirs.fileno(),
+                stderr=err_theirs.fileno(), env=env, cwd=cfg["cwd"], preexec_fn=child_setup,
+                close_fds=True, pass_fds=() if loader_fd is None else (loader_fd,))
         except OSError as exc:
             self.fatal(f"cannot start the implementation {cfg['argv'][0]!r} in the container: {exc}")
+        if loader_fd is not None:
+            os.close(loader_fd)
         theirs.close()
         err_theirs.close()
         self.impl_sock = ours
@@ -423,7 +573,17 @@ class Supervisor:
             self.out.flush()
         os._exit(0)
 
+    def make_tmpdir(self) -> None:
+        """The tools' TMPDIR (``cfg["tmpdir"]``), owned by the tool uid, mode 0700."""
+        tmpdir = self.cfg.get("tmpdir")
+        if isinstance(tmpdir, str):
+            try:
+                as_tool_user(self.cfg, os.makedirs, tmpdir, 0o700)
+            except (OSError, RuntimeError) as exc:
+                self.fatal(f"cannot make the tools' TMPDIR {tmpdir}: {exc}")
+
     def serve(self) -> int:
+        self.make_tmpdir()
         self.start_impl()
         for raw in sys.stdin.buffer:
             if raw.strip():

@@ -1,15 +1,23 @@
-"""The local backend gives every scenario a fresh, empty HOME of its own: a replayed session that
-runs ``rm ~/x`` or ``mkdir -p ~/.x`` never touches the real home directory, and nothing one
-scenario leaves in its HOME reaches the next."""
+"""The local backend gives every scenario a fresh, empty HOME and TMPDIR of its own: a replayed
+session that runs ``rm ~/x`` or ``mkdir -p ~/.x`` never touches the real home directory, nothing
+one scenario leaves in its HOME or TMPDIR reaches the next (``chmod 000`` parts included), and the
+TMPDIR has the docker backend's length (``/tmp/toolproof-tmp-XXXXXXXX``), so tool output that
+names or counts paths under it is the same on both."""
 
 from __future__ import annotations
 
 import io
 import json
+import os
+import re
 from pathlib import Path
 
 import pytest
 
+from harness.backends.base import container_tools_tmpdir
+from harness.backends.docker.hardening import Hardening
+from harness.backends.docker.runtime import supervisor_config
+from harness.backends.impl import parse_impl
 from harness.backends.local import LocalBackend
 from harness.cli import main
 from harness.corpus.loader import load_corpus, parse_scenario_text
@@ -88,3 +96,48 @@ def test_each_scenario_gets_an_empty_home_and_the_backend_removes_it(tmp_path: P
     finally:
         backend.close()
     assert not Path(home).exists()
+
+
+TMP_PLANT = """\
+id: local/tmp-plant
+steps:
+  - tool: bash
+    args: {command: "echo $TMPDIR; touch $TMPDIR/planted; mkdir -p $TMPDIR/locked/in && chmod 000 $TMPDIR/locked/in $TMPDIR/locked; python3 -c 'import tempfile; print(tempfile.gettempdir())'"}
+    expect: {text: {contains: "/tmp/toolproof-tmp-"}}
+"""
+TMP_CHECK = """\
+id: local/tmp-check
+steps:
+  - tool: bash
+    args: {command: "ls -A $TMPDIR | wc -l; echo ${#TMPDIR}"}
+    expect: {text: "0\\n27\\n"}
+"""
+TMPDIR_RE = re.compile(r"/tmp/toolproof-tmp-[a-z0-9_]{8}")
+
+
+def test_each_scenario_gets_an_empty_private_tmpdir_of_the_docker_length_and_it_is_removed(tmp_path: Path) -> None:
+    backend = LocalBackend()
+    try:
+        plant = run_scenario(backend, parse_scenario_text(TMP_PLANT, "<plant>"))
+        assert plant.status == PASS, plant.failure_text
+        tmpdir = backend.tmp_dir
+        assert TMPDIR_RE.fullmatch(tmpdir), tmpdir
+        seen = plant.steps[0].observation
+        assert seen is not None and seen["text"] == f"{tmpdir}\n{tmpdir}\n"
+        assert os.listdir(tmpdir) == []  # emptied as soon as the scenario ended, chmod 000 parts too
+        assert os.stat(tmpdir).st_mode & 0o777 == 0o700
+        check = run_scenario(backend, parse_scenario_text(TMP_CHECK, "<check>"))
+        assert check.status == PASS, check.failure_text
+        assert backend.start().capabilities.get("tmpdir") == tmpdir
+        assert backend.tmp_dir == tmpdir  # one name per backend: the normaliser's $TMP
+    finally:
+        backend.close()
+    assert not Path(tmpdir).exists()
+
+
+def test_the_container_tmpdir_name_has_the_local_shape_and_length() -> None:
+    names = {container_tools_tmpdir() for _ in range(20)}
+    assert len(names) == 20 and all(TMPDIR_RE.fullmatch(n) for n in names)
+    cfg = supervisor_config(parse_impl("reference"), Hardening(cpus=1.0), tmpdir="/tmp/toolproof-tmp-abcd1234")
+    assert (cfg["tmpdir"], cfg["env"]["TMPDIR"], cfg["capabilities"]["tmpdir"]) == (
+        "/tmp/toolproof-tmp-abcd1234",) * 3

