@@ -50,7 +50,7 @@ from tools_impl.core.profile import (
 from tools_impl.core.tool import MODE_SEQUENTIAL, ExecutionMode
 from tools_impl.protocol import messages as m
 from tools_impl.server.tools import NON_TOOL_OPS, TOOLS, tool_names
-from tools_impl.server.workers import WorkerPool
+from tools_impl.server.workers import Job, WorkerPool
 from tools_impl.server.workspace_delivery import clear_directory, describe_path, extract_archive
 
 JsonObj = dict[str, Any]
@@ -234,17 +234,27 @@ class Server:
 
     # -- input ----------------------------------------------------------------------------
     def handle_line(self, line: str) -> None:
+        """Parse and answer one request line; work that must not block the reader runs on a
+        worker thread."""
+        job = self.accept_line(line)
+        if job is not None:
+            self._spawn(job)
+
+    def accept_line(self, line: str) -> Job | None:
+        """Parse and admit one request line in arrival order: inline ops and every error are
+        answered here; the work of an ordered op (a call, ``fs_read``) or a worker op is
+        returned, to be run on a thread other than the one reading the input."""
         if not line.strip():
-            return
+            return None
         try:
             rid, op, req = m.parse_request_line(line)
         except ProtocolError as exc:
             self.fail(None, str(exc), m.KIND_PROTOCOL)
-            return
+            return None
         reg = self._handlers.get(op) if op is not None else None
         if reg is None:
             self.fail(rid, m.unknown_op_message(req.get("op"), self.ops), m.KIND_PROTOCOL)
-            return
+            return None
         try:
             message = reg.parse(req)
             if reg.admit is not None:
@@ -252,7 +262,7 @@ class Server:
             handle = reg.handle
         except Exception as exc:
             self.fail_with(rid, exc)
-            return
+            return None
         if reg.admit is not None:
             ticket = self._sequencer.admit(mode)
 
@@ -263,11 +273,45 @@ class Server:
                 finally:
                     self._sequencer.done(ticket)
 
-            self._spawn(ordered)
-        elif handle is not None and reg.schedule == WORKER:
-            self._spawn(lambda: self._answer(rid, lambda: handle(message, rid)))
-        elif handle is not None:
+            return ordered
+        if handle is not None and reg.schedule == WORKER:
+            return lambda: self._answer(rid, lambda: handle(message, rid))
+        if handle is not None:
             self._answer(rid, lambda: handle(message, rid))
+        return None
+
+    def serve_input(self, inp: IO[str]) -> None:
+        """Serve request lines from ``inp`` until ``shutdown`` or end of input (leader/followers).
+
+        One thread at a time reads ``inp``. When a line brings work that must run off the reader
+        (a call), the reading thread hands the reading over to an idle worker and does the work
+        itself: a call starts at once on the thread that read it, with no thread hand-off on its
+        way, while the next reader serves ``cancel`` and later requests meanwhile."""
+        finished = threading.Event()
+
+        def lead() -> None:
+            handed_over = False
+            try:
+                while True:
+                    line = inp.readline()
+                    if not line:
+                        return
+                    job = self.accept_line(line)
+                    if not self.running:
+                        if job is not None:
+                            self._spawn(job)
+                        return
+                    if job is not None:
+                        self._spawn(lead)  # an idle worker (or a new one) reads on
+                        handed_over = True
+                        job()
+                        return
+            finally:
+                if not handed_over:
+                    finished.set()
+
+        lead()
+        finished.wait()
 
     # -- ops ------------------------------------------------------------------------------
     def op_hello(self, req: m.HelloRequest, rid: m.RequestId) -> m.HelloResult:
@@ -368,10 +412,7 @@ def serve(inp: IO[str] = sys.stdin, out: IO[str] = sys.stdout, profile: Profile 
     server = Server(out, profile)
     if extend is not None:
         extend(server)
-    for line in inp:
-        server.handle_line(line)
-        if not server.running:
-            break
+    server.serve_input(inp)
     server.wait_idle()
     return 0
 
