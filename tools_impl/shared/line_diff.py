@@ -245,17 +245,65 @@ def _build_values(
     return changes
 
 
+_PREFIX_FIRST_STEP = 4096
+_PREFIX_SCAN = 64
+
+
+def _common_prefix_len(a: str, b: str) -> int:
+    """Length of the longest common prefix of ``a`` and ``b``, by C-level slice comparisons of
+    doubling length (then halving inside the first block that differs)."""
+    size = min(len(a), len(b))
+    lo, step = 0, _PREFIX_FIRST_STEP
+    while lo < size:
+        m = min(step, size - lo)
+        if a[lo : lo + m] == b[lo : lo + m]:
+            lo += m
+            step *= 2
+            continue
+        hi = lo + m  # a[:lo] == b[:lo]; they differ before hi
+        while hi - lo > _PREFIX_SCAN:
+            mid = (lo + hi) // 2
+            if a[lo:mid] == b[lo:mid]:
+                lo = mid
+            else:
+                hi = mid
+        while a[lo] == b[lo]:
+            lo += 1
+        return lo
+    return lo
+
+
+def common_line_prefix(old: str, new: str) -> tuple[int, int]:
+    """``(chars, tokens)`` of the longest common prefix of whole line tokens: the seed of
+    jsdiff's walk. A ``\n`` before the first differing character ends a token the two texts
+    share; the token holding that character (or ending one text early) differs, unless the
+    texts are equal."""
+    same = _common_prefix_len(old, new)
+    return old.rfind("\n", 0, same) + 1, old.count("\n", 0, same)
+
+
 def diff_lines_bounded(
     old: str, new: str, bounds: DiffBounds = UNBOUNDED, clock: Clock = time.monotonic
 ) -> list[Change] | DiffOmitted:
     """jsdiff ``diffLines(old, new, {maxEditLength, timeout})``; ``DiffOmitted`` where jsdiff
-    returns ``undefined``."""
-    old_keys = _token_keys(old)
-    new_keys = _token_keys(new)
+    returns ``undefined``.
+
+    The common prefix of line tokens (jsdiff's first snake) is found on the characters and
+    never split into lines: the walk after it sees positions and diagonals shifted alike in
+    both texts, so it takes the same steps on the rest alone, and its edit length never needs
+    to exceed the rest's token count, under the same bounds."""
+    if old == new:  # one common run (the rests below would both hold the same open last line)
+        return [Change(old, False, False, old.count("\n") + (0 if old.endswith("\n") else 1))] if old else []
+    chars, tokens = common_line_prefix(old, new)
+    old_keys = _token_keys(old[chars:])
+    new_keys = _token_keys(new[chars:])
     result = _myers(old_keys[0], new_keys[0], bounds, clock)
     if isinstance(result, DiffOmitted):
         return result
-    return _build_values(result, old_keys, new_keys)
+    changes = _build_values(result, old_keys, new_keys)
+    if tokens:
+        changes.insert(0, Change(old[:chars], False, False, tokens))
+    return changes
 
 
 def diff_lines(old: str, new: str) -> list[Change]:
@@ -286,11 +334,6 @@ class Hunk:
     new_start: int
     new_lines: int
     lines: tuple[str, ...]
-
-
-def _patch_line_count(text: str) -> int:
-    """``len(_split_patch_lines(text))`` for a non-empty text, without splitting it."""
-    return text.count("\n") + (0 if text.endswith("\n") else 1)
 
 
 def _patch_head(text: str, k: int) -> list[str]:
@@ -346,7 +389,7 @@ def structured_hunks(changes: list[Change], context: int = PATCH_CONTEXT_LINES) 
                 old_line += len(lines)
         else:
             value = "" if change is None else change.value
-            count = _patch_line_count(value) if value else 0
+            count = change.count if change is not None else 0  # its lines, as jsdiff's splitLines counts them
             if old_range_start:
                 if count <= context * 2 and i < n - 1:
                     cur.extend(" " + line for line in _split_patch_lines(value))
@@ -421,7 +464,11 @@ def numbered_diff_from_changes(
 
     Only the context lines shown of a common run are split out of it; its length is counted.
     """
-    width = len(str(max(old.count("\n") + 1, new.count("\n") + 1)))
+    # old.count("\n") + 1 and new.count("\n") + 1, from the token counts the diff already has
+    old_tokens = sum(c.count for c in changes if not c.added)
+    new_tokens = sum(c.count for c in changes if not c.removed)
+    width = len(str(max(old_tokens + (0 if old and not old.endswith("\n") else 1),
+                        new_tokens + (0 if new and not new.endswith("\n") else 1))))
     marker = " " + " " * width + " ..."
     output: list[str] = []
     old_no = new_no = 1
@@ -445,7 +492,7 @@ def numbered_diff_from_changes(
                     old_no += 1
             last_was_change = True
             continue
-        total = body.count("\n") + 1
+        total = part.count  # = body.count("\n") + 1: a part is never empty
 
         def head(k: int, body: str = body) -> list[str]:
             return body.split("\n", k)[:k]
@@ -496,12 +543,9 @@ def numbered_diff(old: str, new: str) -> tuple[str, int | None]:
 def first_changed_line(old: str, new: str) -> int | None:
     """``firstChangedLine`` without running the diff: jsdiff always opens with the maximal
     common prefix of line tokens, so the first change starts right after it."""
-    old_keys, _ = _token_keys(old)
-    new_keys, _ = _token_keys(new)
-    n = _snake(old_keys, new_keys, -1, -1)
-    if n == len(old_keys) and n == len(new_keys):
+    if old == new:
         return None
-    return n + 1
+    return common_line_prefix(old, new)[1] + 1
 
 
 def omission_text(reason: OmissionReason, bounds: DiffBounds = DEFAULT_DIFF_BOUNDS) -> str:
