@@ -49,6 +49,7 @@ from tools_impl.core.profile import (
 )
 from tools_impl.core.tool import MODE_SEQUENTIAL, ExecutionMode
 from tools_impl.protocol import messages as m
+from tools_impl.server.allocator import keep_freed_memory
 from tools_impl.server.tools import NON_TOOL_OPS, TOOLS, tool_names
 from tools_impl.server.workers import Job, WorkerPool
 from tools_impl.server.workspace_delivery import clear_directory, describe_path, extract_archive
@@ -419,7 +420,9 @@ def serve(inp: IO[str] = sys.stdin, out: IO[str] = sys.stdout, profile: Profile 
 
 def serve_stdio(profile: Profile = REFERENCE, extend: Extension | None = None) -> int:
     """``serve`` on this process's stdin/stdout as line-buffered UTF-8 regardless of the host
-    locale: the protocol is UTF-8 JSON."""
+    locale: the protocol is UTF-8 JSON. The process keeps the memory large calls free for the
+    next call (``allocator``)."""
+    keep_freed_memory()
     inp = open(sys.stdin.fileno(), encoding="utf-8", errors="surrogateescape", closefd=False)
     out = open(sys.stdout.fileno(), "w", encoding="utf-8", errors="surrogateescape", closefd=False,
                buffering=1)
