@@ -77,6 +77,10 @@ Run = Callable[[], "_Result | JsonObj"]
 Admit = Callable[[Any, m.RequestId], tuple[ExecutionMode, Run]]
 
 INLINE = "inline"  # answered on the reader thread, in arrival order
+# The reading thread is relieved of reading once one piece of work has run this long.
+RELAY_DELAY_S = 0.005
+# Polls without any work running before the relay sleeps until the next call.
+RELAY_IDLE_POLLS = 4
 WORKER = "worker"  # answered on a thread of its own (it may block)
 
 
@@ -282,13 +286,17 @@ class Server:
         return None
 
     def serve_input(self, inp: IO[str]) -> None:
-        """Serve request lines from ``inp`` until ``shutdown`` or end of input (leader/followers).
+        """Serve request lines from ``inp`` until ``shutdown`` or end of input.
 
-        One thread at a time reads ``inp``. When a line brings work that must run off the reader
-        (a call), the reading thread hands the reading over to an idle worker and does the work
-        itself: a call starts at once on the thread that read it, with no thread hand-off on its
-        way, while the next reader serves ``cancel`` and later requests meanwhile."""
+        One thread at a time reads ``inp`` and runs the work a line brings (a call) itself, so a
+        call starts at once on the thread that read it. A relay thread watches: when one piece
+        of work has run for a whole ``RELAY_DELAY_S``, the relay takes over the reading (so
+        ``cancel`` and later requests are served meanwhile) and the thread that ran the work
+        leaves when it is done. The relay polls only while calls come; idle, it sleeps until
+        the next call starts."""
         finished = threading.Event()
+        cond = threading.Condition()
+        state = {"epoch": 0, "running": False, "taken": -1, "sleeping": False, "stop": False}
 
         def lead() -> None:
             handed_over = False
@@ -302,17 +310,61 @@ class Server:
                         if job is not None:
                             self._spawn(job)
                         return
-                    if job is not None:
-                        self._spawn(lead)  # an idle worker (or a new one) reads on
-                        handed_over = True
+                    if job is None:
+                        continue
+                    with cond:
+                        state["epoch"] += 1
+                        epoch = state["epoch"]
+                        state["running"] = True
+                        if state["sleeping"]:
+                            state["sleeping"] = False
+                            cond.notify_all()
+                    try:
                         job()
-                        return
+                    finally:
+                        with cond:
+                            state["running"] = False
+                            handed_over = state["taken"] == epoch
+                    if handed_over:
+                        return  # the relay reads on
             finally:
                 if not handed_over:
                     finished.set()
 
-        lead()
-        finished.wait()
+        def relay() -> None:
+            with cond:
+                seen = -1
+                idle = 0
+                while True:
+                    if state["stop"]:
+                        return
+                    if idle >= RELAY_IDLE_POLLS:
+                        state["sleeping"] = True
+                        cond.wait()
+                        seen, idle = -1, 0
+                        continue
+                    cond.wait(RELAY_DELAY_S)
+                    if state["stop"]:
+                        return
+                    if not state["running"]:
+                        seen = -1
+                        idle += 1
+                    elif seen == state["epoch"]:  # the same work for a whole interval
+                        state["taken"] = seen
+                        break
+                    else:
+                        seen, idle = int(state["epoch"]), 0
+            self._spawn(relay)  # a relay for the new reader
+            lead()
+
+        self._spawn(relay)
+        try:
+            lead()
+            finished.wait()
+        finally:
+            with cond:
+                state["stop"] = True
+                cond.notify_all()
 
     # -- ops ------------------------------------------------------------------------------
     def op_hello(self, req: m.HelloRequest, rid: m.RequestId) -> m.HelloResult:
