@@ -323,8 +323,9 @@ class Server:
                         job()
                     finally:
                         with cond:
-                            state["running"] = False
                             handed_over = state["taken"] == epoch
+                            if not handed_over:  # else "running" is the new reader's already
+                                state["running"] = False
                     if handed_over:
                         return  # the relay reads on
             finally:
@@ -351,6 +352,7 @@ class Server:
                         idle += 1
                     elif seen == state["epoch"]:  # the same work for a whole interval
                         state["taken"] = seen
+                        state["running"] = False  # that work is no longer the reader's
                         break
                     else:
                         seen, idle = int(state["epoch"]), 0
