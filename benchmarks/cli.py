@@ -11,6 +11,7 @@ README's "Performance" section; a missed target is marked, never hidden.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import subprocess
 import sys
@@ -42,6 +43,9 @@ def _version(argv: Sequence[str]) -> str:
 
 
 def _target_cell(row: Row) -> str:
+    if "value_target" in row.data:
+        mark = "met" if row.data["value_met"] else "MISSED"
+        return f"≤ {row.data['value_target']:g} {row.data['value_unit']} ({mark})"
     if "exponent_target" in row.data:
         mark = "met" if row.data["exponent_met"] else "MISSED"
         return f"≤ {row.data['exponent_target']:.2f} ({mark})"
@@ -70,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     parser.add_argument("--workdir", metavar="DIR", default=None,
                         help="where to create the workspaces (default: /dev/shm when writable, else the temp dir)")
+    parser.add_argument("--corpus-timeout", type=float, default=None, metavar="SECONDS",
+                        help="stop one corpus run (and the docker script) after this long; the row says so "
+                             "(default 1800)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = parser.parse_args(argv)
     sections = [s for s in args.sections.split(",") if s]
@@ -77,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown section(s) {', '.join(unknown)}; expected some of {', '.join(SECTIONS)}")
     settings = Settings.for_smoke() if args.smoke else Settings()
+    if args.corpus_timeout is not None:
+        settings = dataclasses.replace(settings, corpus_timeout_s=args.corpus_timeout)
 
     def progress(message: str) -> None:
         if not args.quiet:
@@ -121,9 +130,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"- {key}: {value}")
     print()
     print(render_table(rows, other_label))
-    missed = [r for r in rows if r.met is False or r.data.get("exponent_met") is False]
+    missed = [r for r in rows if r.met is False or r.data.get("exponent_met") is False
+              or r.data.get("value_met") is False]
     print()
-    targets = [r for r in rows if r.met is not None or "exponent_met" in r.data]
+    targets = [r for r in rows if r.met is not None or "exponent_met" in r.data or "value_met" in r.data]
     print(f"targets: {len(targets) - len(missed)} of {len(targets)} met"
           + (f"; missed: {', '.join(r.id for r in missed)}" if missed else ""))
     if args.json:

@@ -4,7 +4,9 @@ call through the persistent in-container server next to the cheapest equivalent 
 fresh workspace: taking a warm container from the pool plus delivering a ten-file workspace
 (target: median <= 20 ms), and, separately, what the pool pays to start one container.
 
-    python benchmarks/docker_bench.py [--image linux-bash] [--impl reference] [--calls 200] [--exec-calls 20] [--workspaces 20]
+    python benchmarks/docker_bench.py [--image linux-bash] [--impl reference] [--calls 200] [--exec-calls 20] [--workspaces 20] [--json FILE]
+
+``--json FILE`` also writes every figure as JSON (what ``python -m benchmarks`` reads).
 
 Needs a Docker engine and the image (``python -m harness.images.build linux-bash``).
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import io
 import itertools
+import json
 import shutil
 import statistics
 import subprocess
@@ -58,6 +61,13 @@ def median_ms(fn: Callable[[], object], n: int, warmup: int = 3) -> float:
     return statistics.median(times)
 
 
+# What the one-exec-per-call equivalent of each tool runs (printed with the figures).
+EXEC_EQUIVALENTS = {
+    "read": "cat FILE", "write": "sh -c 'cat > FILE'", "edit": "sed -i s/…/…/ FILE", "grep": "grep -rn PATTERN DIR",
+    "glob": "find DIR -name '*.txt'", "bash true": "sh -c true",
+}
+
+
 def tool_calls(root: str) -> dict[str, tuple[dict[str, object], list[str], bytes | None]]:
     """Per tool: (protocol call, equivalent one-exec command run as the tool uid, its stdin)."""
     f = f"{root}/src/file0.txt"
@@ -82,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--exec-calls", type=int, default=20)
     parser.add_argument("--workspaces", type=int, default=20)
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args(argv)
 
     docker = shutil.which("docker") or "docker"
@@ -145,6 +156,17 @@ def main(argv: list[str] | None = None) -> int:
           f"{statistics.median(launches):.0f} ms")
     ok = ws <= WORKSPACE_TARGET_MS
     print("workspace target met" if ok else "WORKSPACE TARGET MISSED")
+    if args.json:
+        figures = {
+            "implementation": f"{hello.implementation} {hello.version} ({args.impl})",
+            "first_start_ms": first_start_ms,
+            "tools": [{"tool": name, "persistent_ms": fast, "exec_ms": slow, "exec_equivalent": EXEC_EQUIVALENTS[name],
+                       "calls": args.calls, "exec_calls": args.exec_calls} for name, fast, slow in rows],
+            "workspace": {"median_ms": ws, "p90_ms": statistics.quantiles(ready, n=10)[-1], "n": len(ready),
+                          "files": WORKSPACE_FILES, "target_ms": WORKSPACE_TARGET_MS, "met": ok},
+            "launch_median_ms": statistics.median(launches),
+        }
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     return 0 if ok else 1
 
 

@@ -242,10 +242,48 @@ def js_stringify(value: Any, indent: int = 2, level: int = 0) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+_PLAIN_SPEC_KEYS = frozenset({"type", "description"})
+
+
+def already_valid(schema: ParamSchema, args: Any) -> dict[str, Any] | None:
+    """A copy of ``args`` when conversion could not change them and the check could not fail:
+    an object with every required property, each property one the schema names with a plain
+    ``string`` or ``number`` schema (no enum, no bound) holding a ``str`` or a safe ``int``
+    respectively. ``None``: take the full path."""
+    if type(args) is not dict:
+        return None
+    props = schema.get("properties")
+    if props is None or schema.get("type", "object") != "object":
+        return None
+    for name, value in args.items():
+        spec = props.get(name)
+        if spec is None or not _PLAIN_SPEC_KEYS.issuperset(spec):
+            return None
+        typ = spec.get("type")
+        if typ == "string":
+            if type(value) is not str:
+                return None
+        elif typ == "number":
+            if type(value) is not int or abs(value) > MAX_SAFE_INTEGER:
+                return None
+        else:
+            return None
+    for name in schema.get("required", ()):
+        if name not in args:
+            return None
+    return dict(args)
+
+
 def validate_args(tool: str, schema: ParamSchema, args: Any) -> dict[str, Any]:
     """Coerce and check ``args``; return the converted arguments, or raise ``ArgumentError``
     with pi-ai's message: ``Validation failed for tool "<tool>":``, one ``  - <path>: <message>``
     line per problem, and the received arguments as ``JSON.stringify`` prints them."""
+    plain = already_valid(schema, args)
+    return plain if plain is not None else validate_converting(tool, schema, args)
+
+
+def validate_converting(tool: str, schema: ParamSchema, args: Any) -> dict[str, Any]:
+    """``validate_args`` always through conversion and the check (what the shortcut must equal)."""
     parsed = js_parsed(args)
     out = convert(schema, parsed)
     problems = check(schema, out)

@@ -122,9 +122,38 @@ def norm_lines(text: str) -> list[str]:
             for line in lines]
 
 
+# ``norm`` of a long text goes by blocks of whole lines about this long: an ASCII block with no
+# line ending in whitespace is its own normal form and is kept without splitting it.
+NORM_BLOCK = 1 << 16
+_ASCII_TRAILING_BLANKS = "\t\x0b\x0c\r "
+
+
+def _kept_by_norm(block: str) -> bool:
+    """True when every line of ``block`` is already normalised: ASCII (NFKC and the look-alikes
+    leave it alone) and no line ends in whitespace (``trimEnd`` has nothing to take). A blank
+    that is not in the block at all (one ``memchr``) needs no search for it before a newline."""
+    if not block.isascii() or block.endswith(tuple(_ASCII_TRAILING_BLANKS)):
+        return False
+    return not any(blank in block and blank + "\n" in block for blank in _ASCII_TRAILING_BLANKS)
+
+
 def norm(text: str) -> str:
-    """Reference ``norm``: every ``'\\n'``-separated line normalised on its own, rejoined."""
-    return "\n".join(norm_lines(text))
+    """Reference ``norm``: every ``'\\n'``-separated line normalised on its own, rejoined.
+
+    A long text is taken in blocks of whole lines; only the blocks holding a line that changes
+    are split, so the cost of a large, mostly clean file is a few C-level scans."""
+    if len(text) <= NORM_BLOCK:
+        return "\n".join(norm_lines(text))
+    out: list[str] = []
+    pos, size = 0, len(text)
+    while pos <= size:
+        end = text.find("\n", pos + NORM_BLOCK)
+        if end < 0:
+            end = size
+        block = text[pos:end]
+        out.append(block if _kept_by_norm(block) else "\n".join(norm_lines(block)))
+        pos = end + 1
+    return "\n".join(out)
 
 
 def norm_whole(text: str) -> str:

@@ -8,11 +8,14 @@ adds the I/O. Without the wrapper this is the whole tool (upstream pi, spec read
 
 from __future__ import annotations
 
+import bisect
+import codecs
 import math
 import os
-from collections.abc import Callable
+import stat
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from tools_impl.core.errors import ToolError
 from tools_impl.core.result import TextBlock, ToolResult
@@ -20,7 +23,13 @@ from tools_impl.js.node_errors import EISDIR_READ_MESSAGE, error_code, node_code
 from tools_impl.js.text import format_size, js_number, utf8_len
 from tools_impl.read.media import IMAGE_SNIFF_BYTES, detect_image_mime, image_read_result
 from tools_impl.shared import paths
-from tools_impl.shared.truncation import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncate_head
+from tools_impl.shared.truncation import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    TruncatedBy,
+    TruncationResult,
+    truncate_head,
+)
 
 TOOL_NAME = "read"
 BYTE_LENGTH_UNDEFINED_MESSAGE = ('The "string" argument must be of type string or an instance of Buffer or '
@@ -63,28 +72,21 @@ _NEWLINE_BLOCK = 1 << 16
 class _TextLines:
     """``text.split("\\n")`` without building the list: the number of lines and joined slices,
     found with C-level counts over 64 KiB blocks (a read of 200 lines in the middle of a large
-    file no longer splits every line of it).
+    text does not split every line of it). ``select_text`` runs over it; the engine itself
+    streams the file (``_FileLines``)."""
 
-    Over ``bytes`` (``newline=b"\\n"``, ``decode`` the UTF-8 decoder with replacement) the same
-    view decodes only the lines it returns: a ``\\n`` byte is never part of a multi-byte
-    sequence and always ends an invalid one, so decoding line by line gives the characters that
-    decoding the whole file gives, and the line count is the same.
-    """
+    def __init__(self, text: str) -> None:
+        self.data = text
+        self.count = text.count("\n") + 1
 
-    def __init__(self, data: Any, newline: Any = "\n", decode: Callable[[Any], str] = str) -> None:
-        self.data = data
-        self.newline = newline
-        self.decode = decode
-        self.count = data.count(newline) + 1
-
-    def line_start(self, i: int) -> int:
-        """Offset of line ``i`` (``0 <= i < count``): just after the ``i``-th newline."""
-        data, nl, pos, remaining = self.data, self.newline, 0, i
+    def advance(self, pos: int, n: int) -> int:
+        """Offset of the line ``n`` lines after the one starting at ``pos``."""
+        data, remaining = self.data, n
         while remaining:
-            found = data.count(nl, pos, pos + _NEWLINE_BLOCK)
+            found = data.count("\n", pos, pos + _NEWLINE_BLOCK)
             if found >= remaining:
                 for _ in range(remaining):
-                    pos = data.index(nl, pos) + 1
+                    pos = data.index("\n", pos) + 1
                 break
             remaining -= found
             pos += _NEWLINE_BLOCK
@@ -92,10 +94,10 @@ class _TextLines:
 
     def joined(self, start: int, end: int) -> str:
         """``"\\n".join(lines[start:end])`` for ``0 <= start < end <= count``."""
-        first = self.line_start(start)
+        first = self.advance(0, start)
         if end == self.count:
-            return self.decode(self.data[first:])
-        return self.decode(self.data[first : self.line_start(end) - 1])
+            return self.data[first:]
+        return self.data[first : self.advance(first, end - start) - 1]
 
     def slice_text(self, start: Number, end: Number | None = None) -> str:
         """``"\\n".join(js_slice(lines, start, end))``."""
@@ -103,9 +105,189 @@ class _TextLines:
         e = self.count if end is None else js_slice_bound(end, self.count)
         return self.joined(s, e) if e > s else ""
 
+    def truncated_selection(self, start: int, end: int, max_lines: int, max_bytes: int) -> TruncationResult:
+        """``truncate_head`` of lines ``start:end`` joined."""
+        return truncate_head(self.joined(start, end) if end > start else "", max_lines, max_bytes)
 
-def _decode_utf8(data: bytes) -> str:
+    def line_bytes(self, i: int) -> int:
+        """UTF-8 length of line ``i``."""
+        return utf8_len(self.joined(i, i + 1))
+
+
+# The engine reads a file in pieces of this size; it keeps at most KEEP_BYTES of them from the
+# counting pass (a small file is read once) and otherwise reads again only the pieces it returns.
+READ_CHUNK = 1 << 16
+KEEP_BYTES = 1 << 18
+_SUB_BLOCK = 4096
+
+ReadAt = Callable[[int, int], bytes]
+
+
+def _nth_newline(data: bytes, n: int) -> int:
+    """Index of the ``n``-th (1-based) newline of ``data``, which has at least ``n``."""
+    pos = 0
+    while True:
+        found = data.count(b"\n", pos, pos + _SUB_BLOCK)
+        if found >= n:
+            break
+        n -= found
+        pos += _SUB_BLOCK
+    for _ in range(n - 1):
+        pos = data.index(b"\n", pos) + 1
+    return data.index(b"\n", pos)
+
+
+def _decode(data: bytes) -> str:
     return data.decode("utf-8", "replace")
+
+
+class _FileLines:
+    """The lines of a file's bytes, streamed: one pass over ``READ_CHUNK`` pieces counts the
+    newlines (per piece, so that a line is found again without a scan), then only the bytes of
+    the selected lines are read again and decoded, and of a selection longer than the byte cap
+    only its first ``max_bytes + 1`` bytes are kept (its decoded length is counted piece by
+    piece). Memory stays within ``KEEP_BYTES`` plus what the read returns, whatever the file's size.
+
+    Decoding the selected bytes gives the characters that decoding the whole file gives, and the
+    line count is the same: a ``\\n`` byte is never part of a multi-byte sequence and always ends an
+    invalid one. Decoded text is never shorter in UTF-8 than its bytes (U+FFFD, 3 bytes, replaces
+    at most 3 bytes), which is what lets a long selection be judged from its first bytes.
+    """
+
+    def __init__(self, read_at: ReadAt, check_abort: Callable[[], None] = lambda: None,
+                 chunk: int = READ_CHUNK, keep: int = KEEP_BYTES, first: bytes | None = None) -> None:
+        self._read_at = read_at
+        self._check_abort = check_abort
+        self._chunk = chunk
+        self._pieces: dict[int, bytes] = {}
+        marks = [0]  # newlines before piece i
+        kept = offset = total = 0
+        while True:
+            if first is not None and offset == 0:
+                piece, first = first, None
+            else:
+                check_abort()
+                piece = read_at(offset, chunk)
+            if not piece:
+                break
+            if kept + len(piece) <= keep:
+                self._pieces[len(marks) - 1] = piece
+                kept += len(piece)
+            total += piece.count(b"\n")
+            marks.append(total)
+            offset += len(piece)
+            if len(piece) < chunk:
+                break
+        self._marks = marks
+        self.size = offset
+        self.count = total + 1
+
+    def _piece(self, i: int) -> bytes:
+        piece = self._pieces.get(i)
+        return self._read_at(i * self._chunk, self._chunk) if piece is None else piece
+
+    def _newline_at(self, n: int) -> int:
+        """File offset of the ``n``-th (1-based) newline."""
+        i = bisect.bisect_left(self._marks, n) - 1
+        return i * self._chunk + _nth_newline(self._piece(i), n - self._marks[i])
+
+    def _bounds(self, start: int, end: int) -> tuple[int, int]:
+        """Byte range of lines ``start:end`` joined (``0 <= start < end <= count``)."""
+        first = 0 if start == 0 else self._newline_at(start) + 1
+        last = self.size if end == self.count else self._newline_at(end)
+        return first, last
+
+    def _read(self, first: int, last: int) -> bytes:
+        lo, hi = first // self._chunk, (last - 1) // self._chunk
+        if last <= first:
+            return b""
+        if all(i in self._pieces for i in range(lo, hi + 1)):
+            joined = b"".join(self._pieces[i] for i in range(lo, hi + 1))
+            return joined[first - lo * self._chunk : last - lo * self._chunk]
+        return self._read_at(first, last - first)
+
+    def _stream(self, first: int, last: int) -> Iterator[bytes]:
+        while first < last:
+            self._check_abort()
+            piece = self._read(first, min(last, first + self._chunk))
+            if not piece:
+                return
+            yield piece
+            first += len(piece)
+
+    def _decoded_len(self, first: int, last: int) -> int:
+        """UTF-8 length of ``bytes[first:last]`` decoded, counted piece by piece."""
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        total = 0
+        for piece in self._stream(first, last):
+            if piece.isascii() and not decoder.getstate()[0]:
+                total += len(piece)
+                continue
+            total += utf8_len(decoder.decode(piece))
+        return total + utf8_len(decoder.decode(b"", True))
+
+    def _first_newline(self, first: int, last: int) -> int:
+        """Offset of the first newline in ``[first, last)``, else ``last``."""
+        pos = first
+        for piece in self._stream(first, last):
+            found = piece.find(b"\n")
+            if found >= 0:
+                return pos + found
+            pos += len(piece)
+        return last
+
+    def line_bytes(self, i: int) -> int:
+        """UTF-8 length of line ``i`` decoded."""
+        first, last = self._bounds(i, i + 1)
+        return self._decoded_len(first, last)
+
+    def truncated_selection(self, start: int, end: int, max_lines: int, max_bytes: int) -> TruncationResult:
+        """``truncate_head`` of lines ``start:end`` joined and decoded, keeping no more of them
+        than the cap needs."""
+        if end <= start:
+            return truncate_head("", max_lines, max_bytes)
+        first, last = self._bounds(start, end)
+        keep = max_bytes + 1
+        if last - first <= keep:
+            return truncate_head(_decode(self._read(first, last)), max_lines, max_bytes)
+        # Longer than the cap in bytes, so longer once decoded: truncated. A line that does not
+        # end within the first max_bytes + 1 bytes cannot be kept.
+        head = self._read(first, first + keep)
+        total_bytes = self._decoded_len(first, last)
+        ends_with_newline = self._read(last - 1, last) == b"\n"
+        total_lines = end - start - (1 if ends_with_newline else 0)
+        newline = head.find(b"\n")
+        first_len = (utf8_len(_decode(head[:newline])) if newline >= 0
+                     else self._decoded_len(first, self._first_newline(first, last)))
+        if first_len > max_bytes:
+            return TruncationResult("", True, "bytes", total_lines, total_bytes, 0, 0, False, True,
+                                    max_lines, max_bytes)
+        complete = _decode(head[: head.rfind(b"\n")]).split("\n")
+        kept: list[str] = []
+        used = 0
+        truncated_by: TruncatedBy = "bytes"
+        for i in range(len(complete) + 1):
+            if i >= max_lines:
+                truncated_by = "lines"
+                break
+            if i == len(complete):
+                break  # the next line ends past the first max_bytes + 1 bytes: it does not fit
+            cost = utf8_len(complete[i]) + (1 if i > 0 else 0)
+            if used + cost > max_bytes:
+                break
+            kept.append(complete[i])
+            used += cost
+        out = "\n".join(kept)
+        return TruncationResult(out, True, truncated_by, total_lines, total_bytes, len(kept), utf8_len(out),
+                                False, False, max_lines, max_bytes)
+
+
+class _Lines(Protocol):
+    count: int
+
+    def truncated_selection(self, start: int, end: int, max_lines: int, max_bytes: int) -> TruncationResult: ...
+
+    def line_bytes(self, i: int) -> int: ...
 
 
 def select_text(
@@ -132,14 +314,18 @@ def select_bytes(
     *,
     max_lines: int = DEFAULT_MAX_LINES,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    chunk: int = READ_CHUNK,
+    keep: int = KEEP_BYTES,
 ) -> TextSelection:
-    """``select_text(data.decode("utf-8", "replace"), …)`` decoding only the selected lines."""
-    lines = _TextLines(data, b"\n", _decode_utf8)
+    """``select_text(data.decode("utf-8", "replace"), …)`` the way the engine reads a file:
+    streamed in ``chunk``-byte pieces (keeping ``keep`` bytes of them), decoding only the
+    selected lines."""
+    lines = _FileLines(lambda at, n: data[at : at + n], chunk=chunk, keep=keep)
     return _select(lines, path, offset, limit, max_lines=max_lines, max_bytes=max_bytes)
 
 
 def _select(
-    all_lines: _TextLines,
+    all_lines: _Lines,
     path: str,
     offset: Number | None,
     limit: Number | None,
@@ -156,22 +342,21 @@ def _select(
             f"Offset {js_number(offset if offset is not None else 0)} is beyond end of file ({total_file_lines} lines total)"
         )
     user_limited: Number | None = None
+    first_index = js_slice_bound(start_line, total_file_lines)
     if limit is not None:
         end_line = min(start_line + limit, total_file_lines)
-        selection = all_lines.slice_text(start_line, end_line)
+        end_index = js_slice_bound(end_line, total_file_lines)
         user_limited = end_line - start_line
     else:
-        selection = all_lines.slice_text(start_line)
-    trunc = truncate_head(selection, max_lines, max_bytes)
+        end_index = total_file_lines
+    trunc = all_lines.truncated_selection(first_index, end_index, max_lines, max_bytes)
     limit_text = format_size(max_bytes)
     if trunc.first_line_exceeds_limit:
         if isinstance(start_line, float) and not start_line.is_integer():
             # pi measures allLines[startLine]: undefined at a fractional index, and Node's
             # Buffer.byteLength(undefined) throws
             raise ToolError(BYTE_LENGTH_UNDEFINED_MESSAGE)
-        first_index = js_slice_bound(start_line, total_file_lines)
-        first = all_lines.joined(first_index, first_index + 1)
-        size = format_size(utf8_len(first))
+        size = format_size(all_lines.line_bytes(first_index))
         out = (
             f"[Line {js_number(start_display)} is {size}, exceeds {limit_text} limit. "
             f"Use bash: sed -n '{js_number(start_display)}p' {path} | head -c {max_bytes}]"
@@ -235,6 +420,55 @@ def _read_bytes(abs_path: str, limit: int | None = None) -> bytes:
         raise ToolError(node_error_message(exc, "open", abs_path)) from exc
 
 
+def _open_regular(abs_path: str) -> tuple[int, int] | None:
+    """A regular file that opens for reading: its descriptor and size. ``None`` leaves the
+    judgement to the checks one by one (a missing file, its macOS variants, access, a directory,
+    a FIFO): what opens here passes all of them."""
+    try:
+        st = os.stat(abs_path)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        return os.open(abs_path, os.O_RDONLY), st.st_size
+    except OSError:
+        return None
+
+
+def _open_checked(path: str, root: str, home: str) -> int:
+    """Steps 2–4 of spec read.6 one by one, in pi's order, for what ``_open_regular`` refuses;
+    the descriptor of the file found."""
+    abs_path = paths.engine_resolve_read(path, root, home)
+    err = _access_error(abs_path)
+    if err is not None:
+        raise err
+    _read_bytes(abs_path, IMAGE_SNIFF_BYTES)  # a directory fails here, as in pi's image sniffing
+    too_large = _node_size_error(abs_path)
+    if too_large is not None:
+        raise too_large
+    try:
+        return os.open(abs_path, os.O_RDONLY)
+    except IsADirectoryError as exc:
+        raise ToolError(EISDIR_READ_MESSAGE, code="EISDIR") from exc
+    except OSError as exc:
+        raise ToolError(node_error_message(exc, "open", abs_path)) from exc
+
+
+def _read_all(fd: int) -> bytes:
+    pieces = []
+    while piece := os.read(fd, READ_CHUNK):
+        pieces.append(piece)
+    return b"".join(pieces)
+
+
+def _read_from(read_at: ReadAt, first: bytes) -> bytes:
+    """The whole file, given its first piece."""
+    pieces = [first]
+    at = len(first)
+    while first and (piece := read_at(at, READ_CHUNK)):
+        pieces.append(piece)
+        at += len(piece)
+    return b"".join(pieces)
+
+
 def engine_read(
     path: str,
     offset: Number | None,
@@ -253,21 +487,42 @@ def engine_read(
 
     Text → one text block, ``details`` ``{"truncation": …}`` only when truncated, else ``None``.
     Images (by magic bytes) → ``[text, image]``, ``details`` ``None``.
+
+    A regular file is streamed (``_FileLines``): the read holds no more of it than it returns
+    plus the byte cap and a fixed number of pieces. Anything else (a FIFO, a device) is read whole.
     """
     check_abort()
-    abs_path = paths.engine_resolve_read(path, root, home)
-    err = _access_error(abs_path)
-    if err is not None:
-        raise err
-    sample = _read_bytes(abs_path, IMAGE_SNIFF_BYTES)
-    mime = detect_image_mime(sample)
-    too_large = _node_size_error(abs_path)
-    if too_large is not None:
-        raise too_large
-    data = _read_bytes(abs_path)
-    check_abort()
-    if mime is not None:
-        return image_read_result(data, mime, auto_resize=auto_resize_images, image_fallback=image_fallback)
-    sel = select_bytes(data, path, offset, limit, max_lines=max_lines, max_bytes=max_bytes)
+    opened = _open_regular(paths.engine_resolve(path, root, home))
+    if opened is not None:
+        fd, size = opened
+        regular = True
+    else:
+        fd = _open_checked(path, root, home)
+        try:
+            st = os.fstat(fd)
+            regular, size = stat.S_ISREG(st.st_mode), st.st_size
+        except OSError:
+            regular, size = False, 0
+    try:
+        if regular and size > NODE_MAX_READ_BYTES:
+            raise ToolError(f"File size ({size}) is greater than 2 GiB", code="ERR_FS_FILE_TOO_LARGE")
+        if regular:
+            def read_at(at: int, n: int) -> bytes:
+                return os.pread(fd, n, at)
+        else:
+            whole = _read_all(fd)
+
+            def read_at(at: int, n: int) -> bytes:
+                return whole[at : at + n]
+        first = read_at(0, READ_CHUNK)
+        mime = detect_image_mime(first[:IMAGE_SNIFF_BYTES])
+        if mime is not None:  # an image is decoded whole
+            data = _read_from(read_at, first)
+            check_abort()
+            return image_read_result(data, mime, auto_resize=auto_resize_images, image_fallback=image_fallback)
+        lines = _FileLines(read_at, check_abort, first=first)
+        sel = _select(lines, path, offset, limit, max_lines=max_lines, max_bytes=max_bytes)
+    finally:
+        os.close(fd)
     check_abort()
     return ToolResult(TOOL_NAME, (TextBlock(sel.text),), sel.details)

@@ -52,8 +52,9 @@ from tools_impl.core.profile import (
 from tools_impl.core.tool import MODE_SEQUENTIAL, ExecutionMode
 from tools_impl.js import unicode
 from tools_impl.protocol import messages as m
+from tools_impl.server.allocator import keep_freed_memory
 from tools_impl.server.tools import NON_TOOL_OPS, TOOLS, tool_names
-from tools_impl.server.workers import WorkerPool
+from tools_impl.server.workers import Job, WorkerPool
 from tools_impl.server.workspace_delivery import clear_directory, describe_path, extract_archive
 
 JsonObj = dict[str, Any]
@@ -79,6 +80,10 @@ Run = Callable[[], "_Result | JsonObj"]
 Admit = Callable[[Any, m.RequestId], tuple[ExecutionMode, Run]]
 
 INLINE = "inline"  # answered on the reader thread, in arrival order
+# The reading thread is relieved of reading once one piece of work has run this long.
+RELAY_DELAY_S = 0.005
+# Polls without any work running before the relay sleeps until the next call.
+RELAY_IDLE_POLLS = 4
 WORKER = "worker"  # answered on a thread of its own (it may block)
 
 
@@ -263,17 +268,27 @@ class Server:
 
     # -- input ----------------------------------------------------------------------------
     def handle_line(self, line: str) -> None:
+        """Parse and answer one request line; work that must not block the reader runs on a
+        worker thread."""
+        job = self.accept_line(line)
+        if job is not None:
+            self._spawn(job)
+
+    def accept_line(self, line: str) -> Job | None:
+        """Parse and admit one request line in arrival order: inline ops and every error are
+        answered here; the work of an ordered op (a call, ``fs_read``) or a worker op is
+        returned, to be run on a thread other than the one reading the input."""
         if not line.strip():
-            return
+            return None
         try:
             rid, op, req = m.parse_request_line(line)
         except ProtocolError as exc:
             self.fail(None, str(exc), m.KIND_PROTOCOL)
-            return
+            return None
         reg = self._handlers.get(op) if op is not None else None
         if reg is None:
             self.fail(rid, m.unknown_op_message(req.get("op"), self.ops), m.KIND_PROTOCOL)
-            return
+            return None
         try:
             message = reg.parse(req)
             if reg.admit is not None:
@@ -281,7 +296,7 @@ class Server:
             handle = reg.handle
         except Exception as exc:
             self.fail_with(rid, exc)
-            return
+            return None
         if reg.admit is not None:
             ticket = self._sequencer.admit(mode)
 
@@ -292,11 +307,95 @@ class Server:
                 finally:
                     self._sequencer.done(ticket)
 
-            self._spawn(ordered)
-        elif handle is not None and reg.schedule == WORKER:
-            self._spawn(lambda: self._answer(rid, lambda: handle(message, rid)))
-        elif handle is not None:
+            return ordered
+        if handle is not None and reg.schedule == WORKER:
+            return lambda: self._answer(rid, lambda: handle(message, rid))
+        if handle is not None:
             self._answer(rid, lambda: handle(message, rid))
+        return None
+
+    def serve_input(self, inp: IO[str]) -> None:
+        """Serve request lines from ``inp`` until ``shutdown`` or end of input.
+
+        One thread at a time reads ``inp`` and runs the work a line brings (a call) itself, so a
+        call starts at once on the thread that read it. A relay thread watches: when one piece
+        of work has run for a whole ``RELAY_DELAY_S``, the relay takes over the reading (so
+        ``cancel`` and later requests are served meanwhile) and the thread that ran the work
+        leaves when it is done. The relay polls only while calls come; idle, it sleeps until
+        the next call starts."""
+        finished = threading.Event()
+        cond = threading.Condition()
+        state = {"epoch": 0, "running": False, "taken": -1, "sleeping": False, "stop": False}
+
+        def lead() -> None:
+            handed_over = False
+            try:
+                while True:
+                    line = inp.readline()
+                    if not line:
+                        return
+                    job = self.accept_line(line)
+                    if not self.running:
+                        if job is not None:
+                            self._spawn(job)
+                        return
+                    if job is None:
+                        continue
+                    with cond:
+                        state["epoch"] += 1
+                        epoch = state["epoch"]
+                        state["running"] = True
+                        if state["sleeping"]:
+                            state["sleeping"] = False
+                            cond.notify_all()
+                    try:
+                        job()
+                    finally:
+                        with cond:
+                            handed_over = state["taken"] == epoch
+                            if not handed_over:  # else "running" is the new reader's already
+                                state["running"] = False
+                    if handed_over:
+                        return  # the relay reads on
+            finally:
+                if not handed_over:
+                    finished.set()
+
+        def relay() -> None:
+            with cond:
+                seen = -1
+                idle = 0
+                while True:
+                    if state["stop"]:
+                        return
+                    if idle >= RELAY_IDLE_POLLS:
+                        state["sleeping"] = True
+                        cond.wait()
+                        seen, idle = -1, 0
+                        continue
+                    cond.wait(RELAY_DELAY_S)
+                    if state["stop"]:
+                        return
+                    if not state["running"]:
+                        seen = -1
+                        idle += 1
+                    elif seen == state["epoch"]:  # the same work for a whole interval
+                        state["taken"] = seen
+                        state["running"] = False  # that work is no longer the reader's
+                        break
+                    else:
+                        seen, idle = int(state["epoch"]), 0
+            self._spawn(relay)  # a relay for the new reader
+            lead()
+
+        self._spawn(relay)
+        try:
+            lead()
+            finished.wait()
+        finally:
+            with cond:
+                state["stop"] = True
+                cond.notify_all()
 
     # -- ops ------------------------------------------------------------------------------
     def op_hello(self, req: m.HelloRequest, rid: m.RequestId) -> m.HelloResult:
@@ -397,17 +496,16 @@ def serve(inp: IO[str] = sys.stdin, out: IO[str] = sys.stdout, profile: Profile 
     server = Server(out, profile)
     if extend is not None:
         extend(server)
-    for line in inp:
-        server.handle_line(line)
-        if not server.running:
-            break
+    server.serve_input(inp)
     server.wait_idle()
     return 0
 
 
 def serve_stdio(profile: Profile = REFERENCE, extend: Extension | None = None) -> int:
     """``serve`` on this process's stdin/stdout as line-buffered UTF-8 regardless of the host
-    locale: the protocol is UTF-8 JSON."""
+    locale: the protocol is UTF-8 JSON. The process keeps the memory large calls free for the
+    next call (``allocator``)."""
+    keep_freed_memory()
     inp = open(sys.stdin.fileno(), encoding="utf-8", errors="surrogateescape", closefd=False)
     out = open(sys.stdout.fileno(), "w", encoding="utf-8", errors="surrogateescape", closefd=False,
                buffering=1)

@@ -38,11 +38,6 @@ OMITTED_TIMEOUT: OmissionReason = "timeout"
 _COMMON = 0
 _ADDED = 1
 _REMOVED = 2
-# A snake (run of equal tokens) is first walked token by token for this many steps, then by
-# slice comparisons of doubling length: long common runs cost a few C-level list compares.
-_SNAKE_PROBE = 4
-_SNAKE_FIRST_STEP = 16
-_SNAKE_SCAN = 8
 
 
 @dataclass(frozen=True)
@@ -89,27 +84,6 @@ def tokenize_lines(text: str) -> list[str]:
     return tokens
 
 
-def _token_keys(text: str) -> tuple[list[str], bool]:
-    """``(keys, open_end)``: one key per jsdiff token, equal exactly when the tokens are equal,
-    built with one C-level split. A token ending in ``\n`` is keyed by its text without it; the
-    final token of a text that does not end in ``\n`` (``open_end``) is keyed by its text plus
-    ``\n``, which no other key can contain."""
-    keys = text.split("\n")
-    last = keys.pop()
-    if last:
-        keys.append(last + "\n")
-        return keys, True
-    return keys, False
-
-
-def _token_text(keys: list[str], open_end: bool, start: int, stop: int) -> str:
-    """The concatenated tokens ``start:stop`` (what ``"".join(tokenize_lines(t)[start:stop])`` is)."""
-    if start >= stop:
-        return ""
-    body = "\n".join(keys[start:stop])
-    return body[:-1] if open_end and stop == len(keys) else body + "\n"
-
-
 # A component is a reversed linked list node: (count, kind, previous component).
 _Component = tuple[int, int, "_Component | None"]
 
@@ -123,57 +97,100 @@ def _push(last: _Component | None, kind: int) -> _Component:
 Clock = Callable[[], float]  # seconds, monotonic
 
 
-def _snake(old: list[str], new: list[str], old_pos: int, new_pos: int) -> int:
-    """How many tokens match from ``old[old_pos + 1]`` / ``new[new_pos + 1]`` on: the length of
-    jsdiff's ``extractCommon`` walk, found with C-level slice comparisons for long runs."""
-    a, b = old_pos + 1, new_pos + 1
-    limit = min(len(old) - a, len(new) - b)
-    k = 0
-    while k < limit and k < _SNAKE_PROBE:
-        if old[a + k] != new[b + k]:
-            return k
-        k += 1
-    step = _SNAKE_FIRST_STEP
-    while k < limit:
-        m = min(step, limit - k)
-        if old[a + k : a + k + m] == new[b + k : b + k + m]:
-            k += m
+_PREFIX_SCAN = 64
+
+
+def common_line_prefix(old: str, new: str) -> tuple[int, int]:
+    """``(chars, tokens)`` of the longest common prefix of whole line tokens: the seed of
+    jsdiff's walk. A ``\n`` before the first differing character ends a token the two texts
+    share; the token holding that character (or ending one text early) differs, unless the
+    texts are equal."""
+    same = _common_len_at(old, 0, new, 0)
+    return old.rfind("\n", 0, same) + 1, old.count("\n", 0, same)
+
+
+def _token_end(text: str, pos: int) -> int:
+    """Where the token starting at ``pos`` (``< len(text)``) ends: after its ``\n``, or at the end."""
+    nl = text.find("\n", pos)
+    return len(text) if nl < 0 else nl + 1
+
+
+def _advance(text: str, pos: int, n: int) -> int:
+    """Offset ``n`` tokens after the token start ``pos`` (C-level counts over blocks)."""
+    remaining = n
+    while remaining:
+        found = text.count("\n", pos, pos + _ADVANCE_BLOCK)
+        if found >= remaining:
+            for _ in range(remaining):
+                pos = text.index("\n", pos) + 1
+            return pos
+        if pos + _ADVANCE_BLOCK >= len(text):
+            return len(text)  # the last of the n tokens is the open one at the end
+        remaining -= found
+        pos += _ADVANCE_BLOCK
+    return pos
+
+
+_ADVANCE_BLOCK = 1 << 16
+_CHAR_SNAKE_FIRST_STEP = 256
+
+
+def _common_len_at(a: str, ia: int, b: str, ib: int) -> int:
+    """Length of the longest common prefix of ``a[ia:]`` and ``b[ib:]``, comparing slices of
+    doubling length (then halving inside the first that differs)."""
+    size = min(len(a) - ia, len(b) - ib)
+    lo, step = 0, _CHAR_SNAKE_FIRST_STEP
+    while lo < size:
+        m = min(step, size - lo)
+        if a[ia + lo : ia + lo + m] == b[ib + lo : ib + lo + m]:
+            lo += m
             step *= 2
             continue
-        lo, hi = k, k + m  # every token before lo matches; a mismatch lies in [lo, hi)
-        while hi - lo > _SNAKE_SCAN:
+        hi = lo + m
+        while hi - lo > _PREFIX_SCAN:
             mid = (lo + hi) // 2
-            if old[a + lo : a + mid] == new[b + lo : b + mid]:
+            if a[ia + lo : ia + mid] == b[ib + lo : ib + mid]:
                 lo = mid
             else:
                 hi = mid
-        while old[a + lo] == new[b + lo]:
+        while a[ia + lo] == b[ib + lo]:
             lo += 1
         return lo
-    return k
+    return lo
 
 
-def _myers(
-    old: list[str], new: list[str], bounds: DiffBounds, clock: Clock = time.monotonic
+def _char_snake(old: str, new: str, oc: int, nc: int) -> tuple[int, int, int]:
+    """``(tokens, oc', nc')``: how many whole tokens are equal from the token starts ``oc`` /
+    ``nc`` on (what ``_snake`` counts over token lists), and the token starts after them."""
+    same = _common_len_at(old, oc, new, nc)
+    tokens = old.count("\n", oc, oc + same)
+    if oc + same == len(old) and nc + same == len(new) and same and old[-1] != "\n":
+        return tokens + 1, len(old), len(new)  # the open last tokens are equal too
+    if not tokens:
+        return 0, oc, nc
+    end = old.rfind("\n", oc, oc + same) + 1
+    return tokens, end, nc + (end - oc)
+
+
+# Per diagonal: (oldPos, component, start of old token oldPos + 1, start of new token newPos + 1).
+_Path = tuple[int, "_Component | None", int, int]
+
+
+def _myers_text(
+    old: str, new: str, old_len: int, new_len: int, bounds: DiffBounds, clock: Clock = time.monotonic
 ) -> _Component | DiffOmitted | None:
-    """jsdiff's ``diffWithOptionsObj`` over token keys: the last component of the edit script,
-    or an omission."""
-    old_len, new_len = len(old), len(new)
+    """``_myers`` over the texts themselves (``old_len``/``new_len`` tokens, none in common at the
+    start): the same walk, each path also carrying where its next tokens start, tokens compared
+    as text and snakes measured on the characters. No list of lines is ever built."""
     max_edit = old_len + new_len
     if bounds.max_edit_length is not None:
         max_edit = min(max_edit, bounds.max_edit_length)
     deadline = None if bounds.timeout_ms is None else clock() + bounds.timeout_ms / 1000.0
-
-    # Seed: the common prefix (edit length 0).
-    o = _snake(old, new, -1, -1) - 1
-    comp: _Component | None = (o + 1, _COMMON, None) if o >= 0 else None
-    if o + 1 >= old_len and o + 1 >= new_len:
-        return comp
-
+    if old_len == 0 and new_len == 0:
+        return None
     offset = old_len + new_len + 2
-    # best[offset + diagonal] = (oldPos, component); diagonal = oldPos - newPos.
-    best: list[tuple[int, _Component | None] | None] = [None] * (2 * offset + 1)
-    best[offset] = (o, comp)
+    best: list[_Path | None] = [None] * (2 * offset + 1)
+    best[offset] = (-1, None, 0, 0)
     min_diag = -offset
     max_diag = offset
     edit_length = 1
@@ -190,28 +207,30 @@ def _myers(
                 add_path = None
             if remove_path is not None and not remove_path[0] + 1 < old_len:
                 remove_path = None
-            # Branch from the path that got furthest into the old text; ties go to removal.
             if add_path is not None and (remove_path is None or remove_path[0] < add_path[0]):
                 old_pos = add_path[0]
                 comp = _push(add_path[1], _ADDED)
+                oc, nc = add_path[2], _token_end(new, add_path[3])
             elif remove_path is not None:
                 old_pos = remove_path[0] + 1
                 comp = _push(remove_path[1], _REMOVED)
+                oc, nc = _token_end(old, remove_path[2]), remove_path[3]
             else:
                 best[idx] = None
                 continue
             new_pos = old_pos - diag
-            # most diagonals have no snake at all: test its first token inline, call only for more
             common = 0
-            if new_pos + 1 < new_len and old_pos + 1 < old_len and old[old_pos + 1] == new[new_pos + 1]:
-                common = _snake(old, new, old_pos, new_pos)
+            if new_pos + 1 < new_len and old_pos + 1 < old_len:
+                end = _token_end(old, oc)
+                if old[oc:end] == new[nc : nc + (end - oc)] and _token_end(new, nc) - nc == end - oc:
+                    common, oc, nc = _char_snake(old, new, oc, nc)
             if common:
                 new_pos += common
                 old_pos += common
                 comp = (common, _COMMON, comp)
             if old_pos + 1 >= old_len and new_pos + 1 >= new_len:
                 return comp
-            best[idx] = (old_pos, comp)
+            best[idx] = (old_pos, comp, oc, nc)
             if old_pos + 1 >= old_len:
                 max_diag = min(max_diag, diag - 1)
             if new_pos + 1 >= new_len:
@@ -222,9 +241,12 @@ def _myers(
     return DiffOmitted(OMITTED_TOO_LARGE)
 
 
-def _build_values(
-    last: _Component | None, old: tuple[list[str], bool], new: tuple[list[str], bool]
-) -> list[Change]:
+def _token_count(text: str) -> int:
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
+def _values_from_text(last: _Component | None, old: str, new: str) -> list[Change]:
+    """``_build_values`` with each value sliced out of the texts."""
     chain: list[tuple[int, int]] = []
     node = last
     while node is not None:
@@ -232,16 +254,18 @@ def _build_values(
         node = node[2]
     chain.reverse()
     changes: list[Change] = []
-    old_pos = new_pos = 0
+    oc = nc = 0
     for count, kind in chain:
         if kind == _REMOVED:
-            changes.append(Change(_token_text(*old, old_pos, old_pos + count), False, True, count))
-            old_pos += count
+            end = _advance(old, oc, count)
+            changes.append(Change(old[oc:end], False, True, count))
+            oc = end
         else:
-            changes.append(Change(_token_text(*new, new_pos, new_pos + count), kind == _ADDED, False, count))
-            new_pos += count
+            end = _advance(new, nc, count)
+            changes.append(Change(new[nc:end], kind == _ADDED, False, count))
             if kind == _COMMON:
-                old_pos += count
+                oc += end - nc
+            nc = end
     return changes
 
 
@@ -249,13 +273,24 @@ def diff_lines_bounded(
     old: str, new: str, bounds: DiffBounds = UNBOUNDED, clock: Clock = time.monotonic
 ) -> list[Change] | DiffOmitted:
     """jsdiff ``diffLines(old, new, {maxEditLength, timeout})``; ``DiffOmitted`` where jsdiff
-    returns ``undefined``."""
-    old_keys = _token_keys(old)
-    new_keys = _token_keys(new)
-    result = _myers(old_keys[0], new_keys[0], bounds, clock)
+    returns ``undefined``.
+
+    The common prefix of line tokens (jsdiff's first snake) is found on the characters: the walk
+    after it sees positions and diagonals shifted alike in both texts, so it takes the same steps
+    on the rest alone, and its edit length never needs to exceed the rest's token count, under
+    the same bounds. The walk then runs on the rest's text (``_myers_text``), never splitting it
+    into lines."""
+    if old == new:  # one common run (the rests below would both hold the same open last line)
+        return [Change(old, False, False, _token_count(old))] if old else []
+    chars, tokens = common_line_prefix(old, new)
+    old_rest, new_rest = old[chars:], new[chars:]
+    result = _myers_text(old_rest, new_rest, _token_count(old_rest), _token_count(new_rest), bounds, clock)
     if isinstance(result, DiffOmitted):
         return result
-    return _build_values(result, old_keys, new_keys)
+    changes = _values_from_text(result, old_rest, new_rest)
+    if tokens:
+        changes.insert(0, Change(old[:chars], False, False, tokens))
+    return changes
 
 
 def diff_lines(old: str, new: str) -> list[Change]:
@@ -286,11 +321,6 @@ class Hunk:
     new_start: int
     new_lines: int
     lines: tuple[str, ...]
-
-
-def _patch_line_count(text: str) -> int:
-    """``len(_split_patch_lines(text))`` for a non-empty text, without splitting it."""
-    return text.count("\n") + (0 if text.endswith("\n") else 1)
 
 
 def _patch_head(text: str, k: int) -> list[str]:
@@ -346,7 +376,7 @@ def structured_hunks(changes: list[Change], context: int = PATCH_CONTEXT_LINES) 
                 old_line += len(lines)
         else:
             value = "" if change is None else change.value
-            count = _patch_line_count(value) if value else 0
+            count = change.count if change is not None else 0  # its lines, as jsdiff's splitLines counts them
             if old_range_start:
                 if count <= context * 2 and i < n - 1:
                     cur.extend(" " + line for line in _split_patch_lines(value))
@@ -421,7 +451,11 @@ def numbered_diff_from_changes(
 
     Only the context lines shown of a common run are split out of it; its length is counted.
     """
-    width = len(str(max(old.count("\n") + 1, new.count("\n") + 1)))
+    # old.count("\n") + 1 and new.count("\n") + 1, from the token counts the diff already has
+    old_tokens = sum(c.count for c in changes if not c.added)
+    new_tokens = sum(c.count for c in changes if not c.removed)
+    width = len(str(max(old_tokens + (0 if old and not old.endswith("\n") else 1),
+                        new_tokens + (0 if new and not new.endswith("\n") else 1))))
     marker = " " + " " * width + " ..."
     output: list[str] = []
     old_no = new_no = 1
@@ -445,7 +479,7 @@ def numbered_diff_from_changes(
                     old_no += 1
             last_was_change = True
             continue
-        total = body.count("\n") + 1
+        total = part.count  # = body.count("\n") + 1: a part is never empty
 
         def head(k: int, body: str = body) -> list[str]:
             return body.split("\n", k)[:k]
@@ -496,12 +530,9 @@ def numbered_diff(old: str, new: str) -> tuple[str, int | None]:
 def first_changed_line(old: str, new: str) -> int | None:
     """``firstChangedLine`` without running the diff: jsdiff always opens with the maximal
     common prefix of line tokens, so the first change starts right after it."""
-    old_keys, _ = _token_keys(old)
-    new_keys, _ = _token_keys(new)
-    n = _snake(old_keys, new_keys, -1, -1)
-    if n == len(old_keys) and n == len(new_keys):
+    if old == new:
         return None
-    return n + 1
+    return common_line_prefix(old, new)[1] + 1
 
 
 def omission_text(reason: OmissionReason, bounds: DiffBounds = DEFAULT_DIFF_BOUNDS) -> str:

@@ -24,10 +24,34 @@ T = TypeVar("T")
 FALLBACK_ERRNOS = frozenset({errno.ENOENT, errno.ENOTDIR})
 
 
+# Where the kernel names an open file's real path (Linux): one open and one readlink instead of
+# an lstat per path component.
+PROC_FD_DIR = "/proc/self/fd"
+_O_PATH = getattr(os, "O_PATH", 0)
+_USE_PROC_FD = bool(_O_PATH) and os.path.isdir(PROC_FD_DIR)
+
+
+def _kernel_realpath(resolved: str) -> str | None:
+    """The real path the kernel resolves ``resolved`` to; OSError as ``realpath`` would raise it
+    (ENOENT, ENOTDIR, ELOOP, EACCES); ``None`` when the kernel cannot tell."""
+    fd = os.open(resolved, _O_PATH)
+    try:
+        target = os.readlink(f"{PROC_FD_DIR}/{fd}")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return target if target.startswith("/") and not target.endswith(" (deleted)") else None
+
+
 def queue_key(resolved: str) -> str:
     """``realpath(resolved)``; the resolved path for ENOENT/ENOTDIR; other failures raise
     ``ToolError`` (``ELOOP: too many symbolic links encountered, realpath '<path>'``)."""
     try:
+        if _USE_PROC_FD:
+            real = _kernel_realpath(resolved)
+            if real is not None:
+                return real
         return os.path.realpath(resolved, strict=True)
     except OSError as exc:
         if exc.errno in FALLBACK_ERRNOS:

@@ -9,6 +9,7 @@ they can be property-tested.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -188,6 +189,11 @@ def probe_old_file(abs_path: str, capture_max_bytes: int) -> OldFile:
 def mkdir_parents(dir_path: str) -> None:
     """``fs.mkdir(dir, {recursive: true})`` with Node's error text: ``EEXIST`` when ``dir`` itself
     is a file, ``ENOTDIR`` when a component above it is; the path shown is always ``dir``."""
+    try:
+        if stat.S_ISDIR(os.stat(dir_path).st_mode):
+            return  # what makedirs would find after its own probes
+    except OSError:
+        pass
     try:
         os.makedirs(dir_path, exist_ok=True)
     except OSError as exc:

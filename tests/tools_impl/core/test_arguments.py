@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+from typing import Any
 
-from tools_impl.core.arguments import validate_args
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tools_impl.core.arguments import already_valid, validate_args, validate_converting
 from tools_impl.core.errors import ArgumentError
 from tools_impl.read import tool as read_tool
 
@@ -139,3 +143,20 @@ def test_received_arguments_print_numbers_as_json_stringify_does() -> None:
         validate_args("write", WRITE, {"path": 1152921504606846976, "content": [], "x": 10**400})
     assert str(info.value).endswith(
         '{\n  "path": 1152921504606847000,\n  "content": [],\n  "x": null\n}')
+
+
+_FAST_SCHEMA = {"properties": {"path": {"type": "string"}, "offset": {"type": "number"},
+                               "n": {"type": "number", "maximum": 5}, "flag": {"type": "boolean"}},
+                "required": ["path"]}
+_FAST_VALUES = st.one_of(st.text(max_size=3), st.integers(-2**60, 2**60), st.floats(allow_nan=True),
+                         st.booleans(), st.none())
+
+
+@given(st.dictionaries(st.sampled_from(["path", "offset", "n", "flag", "other"]), _FAST_VALUES, max_size=4))
+def test_the_shortcut_for_plain_arguments_returns_what_the_full_path_returns(args: dict[str, Any]) -> None:
+    fast = already_valid(_FAST_SCHEMA, args)
+    if fast is None:
+        return
+    full = validate_converting("t", _FAST_SCHEMA, args)
+    assert fast == full
+    assert [type(v) for v in fast.values()] == [type(v) for v in full.values()]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tools_impl.edit import fuzzy
 from tools_impl.edit.fuzzy import (
@@ -131,3 +133,20 @@ def test_span_columns_are_utf16_units_and_may_split_a_surrogate_pair() -> None:
 def test_nfkc_passes_lone_surrogates_through() -> None:
     assert fuzzy.nfkc("x\ud835") == "x\ud835"
     assert fuzzy.nfkc(js_string("\U0001d400")) == "A"
+
+
+LINE_PIECES = ["x", "  ", "\t", "\r", "\x0b", "\x0c", "\u00a0", "\u201c", "\ufb01", "\u3000", "é", "\U0001f600", ""]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(LINE_PIECES), max_size=6).map("".join), max_size=40),
+       st.sampled_from([1, 2, 5, 16]))
+def test_norm_by_blocks_equals_norm_line_by_line(lines: list[str], block: int) -> None:
+    text = "\n".join(lines)
+    expected = "\n".join(fuzzy.norm_lines(text))
+    saved = fuzzy.NORM_BLOCK
+    fuzzy.NORM_BLOCK = block
+    try:
+        assert norm(text) == expected
+    finally:
+        fuzzy.NORM_BLOCK = saved

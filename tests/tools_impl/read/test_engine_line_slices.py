@@ -2,7 +2,7 @@
 joined slice equal ``"\\n".join(js_slice(text.split("\\n"), start, end))``, including slices whose
 ends fall past 64 KiB block boundaries; ``select_bytes`` (what the engine runs) decodes only the
 selected lines and gives exactly what ``select_text`` gives on the whole decoded file, also for
-invalid UTF-8."""
+invalid UTF-8, whatever the size of the pieces it streams the file in and how many it keeps."""
 
 from __future__ import annotations
 
@@ -44,17 +44,24 @@ OFFSET = st.one_of(st.none(), st.integers(-3, 40), st.floats(-3, 40))
 LIMIT = st.one_of(st.none(), st.integers(-2, 40), st.floats(-2, 40))
 
 
-@settings(max_examples=600, deadline=None)
-@given(DATA, OFFSET, LIMIT, st.sampled_from([(2000, 50 * 1024), (3, 50 * 1024), (2000, 20), (5, 7)]))
-def test_select_bytes_equals_select_text_on_the_decoded_file(data: bytes, offset: float | None,
-                                                            limit: float | None, caps: tuple[int, int]) -> None:
-    max_lines, max_bytes = caps
+CAPS = st.sampled_from([(2000, 50 * 1024), (3, 50 * 1024), (2000, 20), (5, 7), (1, 1), (2000, 3), (4, 40)])
+# piece sizes and kept bytes: one piece, many, pieces that split multi-byte sequences, none kept
+STREAMING = st.tuples(st.sampled_from([1, 2, 3, 5, 16, 1 << 16]), st.sampled_from([0, 7, 1 << 18]))
 
-    def run(fn, arg):  # type: ignore[no-untyped-def]
+
+@settings(max_examples=1500, deadline=None)
+@given(DATA, OFFSET, LIMIT, CAPS, STREAMING)
+def test_select_bytes_equals_select_text_on_the_decoded_file(data: bytes, offset: float | None,
+                                                            limit: float | None, caps: tuple[int, int],
+                                                            streaming: tuple[int, int]) -> None:
+    max_lines, max_bytes = caps
+    chunk, keep = streaming
+
+    def run(fn, arg, **kw):  # type: ignore[no-untyped-def]
         try:
-            sel = fn(arg, "f.txt", offset, limit, max_lines=max_lines, max_bytes=max_bytes)
+            sel = fn(arg, "f.txt", offset, limit, max_lines=max_lines, max_bytes=max_bytes, **kw)
         except ToolError as exc:
             return ("error", exc.message)
         return (sel.text, sel.details)
 
-    assert run(select_bytes, data) == run(select_text, data.decode("utf-8", "replace"))
+    assert run(select_bytes, data, chunk=chunk, keep=keep) == run(select_text, data.decode("utf-8", "replace"))
