@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.backends.cmd import PYTHON_PLACEHOLDER
 from harness.backends.docker.hardening import (
     CONTAINER_HOME,
     INSTALL_DIR,
@@ -23,10 +24,11 @@ from harness.images import runtime as runtime_images
 REFERENCE_LAUNCH = (
     "import ctypes, sys\n"
     "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n"
-    f"sys.path.insert(0, {INSTALL_DIR!r})\n"
+    f"sys.path[0:0] = [{INSTALL_DIR!r}, {INSTALL_DIR + '/site'!r}]\n"
     "from tools_impl.server.dispatch import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
+CONTAINER_PYTHON = "python3"
 # Where commands may write: never on the implementation's PATH.
 WRITABLE_ROOTS = ("/tmp", WORKSPACE_PARENT, CONTAINER_HOME, "/dev/shm", "/dev/mqueue")
 
@@ -41,7 +43,8 @@ def container_argv(impl: Implementation) -> tuple[list[str], dict[str, str], boo
     if impl.kind == "pi":
         # Node has no way to make itself non-dumpable (prctl), so pi's process stays dumpable.
         return [f"{INSTALL_DIR}/node/bin/node", f"{INSTALL_DIR}/pi/driver.mjs", "--pi-dir", f"{INSTALL_DIR}/pi"], {}, False
-    return impl.command_argv(), {}, False
+    # ``{python}`` (the interpreter running toolproof, on the host) is the image's python3 here
+    return [CONTAINER_PYTHON if word == PYTHON_PLACEHOLDER else word for word in impl.command_argv()], {}, False
 
 
 def supervisor_config(impl: Implementation, hardening: Hardening) -> dict[str, Any]:
