@@ -49,7 +49,7 @@ def cmd_docker_cleanup(args: argparse.Namespace, out: TextIO) -> int:
 
 def register_cli(subparsers: Subparsers) -> None:
     """Add ``images build``, ``images adapter`` and ``docker cleanup``."""
-    p = subparsers.add_parser("images", help="build toolproof's container images")
+    p = subparsers.add_parser("images", help="build toolproof's container images and images of your adapter")
     actions = p.add_subparsers(dest="images_command", required=True, metavar="ACTION")
     b = actions.add_parser("build", help="build images from their recipes (cached when the recipe is unchanged)")
     b.add_argument("names", nargs="+", metavar="NAME", help="linux-bash | linux-pwsh | windows-pwsh")
