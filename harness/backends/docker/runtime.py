@@ -24,7 +24,7 @@ from harness.images import runtime as runtime_images
 REFERENCE_LAUNCH = (
     "import ctypes, sys\n"
     "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n"
-    f"sys.path[0:0] = [{INSTALL_DIR!r}, {INSTALL_DIR + '/site'!r}]\n"
+    f"sys.path.insert(0, {INSTALL_DIR!r})\n"
     "from tools_impl.server.dispatch import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
