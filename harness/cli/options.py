@@ -56,7 +56,7 @@ def add_backend(p: argparse.ArgumentParser) -> None:
 
 def apply_config(args: argparse.Namespace, config: Config | None = None) -> Config:
     """Fill what the command line left unset from ``[tool.toolproof]``: ``paths``, ``backend``
-    and ``impl`` (when neither option was given), ``jobs`` and, for commands with ``--baseline``, the baseline
+    and ``impl`` (when neither option was given; for ``diff``, side a's), ``jobs`` and, for commands with ``--baseline``, the baseline
     (unless ``--no-baseline``). Resolves ``toolproof:`` names. Returns the config used."""
     config = config if config is not None else load_config()
     if hasattr(args, "paths"):
@@ -65,6 +65,11 @@ def apply_config(args: argparse.Namespace, config: Config | None = None) -> Conf
         args.backend = config.backend or DEFAULT_BACKEND
         if config.impl and getattr(args, "impl", None) in (None, DEFAULT_IMPL):
             args.impl = config.impl
+    if hasattr(args, "impl_a"):  # toolproof diff: side a is the configured pair unless named
+        if args.backend_a is None:
+            args.backend_a = config.backend or DEFAULT_BACKEND
+        if args.impl_a is None and config.impl:
+            args.impl_a = config.impl
     if hasattr(args, "jobs") and args.jobs is None:
         args.jobs = config.jobs or 1
     if hasattr(args, "baseline"):

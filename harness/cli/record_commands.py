@@ -6,11 +6,14 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from harness.backends.registry import DEFAULT_BACKEND
+from harness.backends.cmd import PREFIX as CMD_PREFIX
+from harness.backends.impl import parse_impl
+from harness.backends.registry import BACKEND_CHOICES_TEXT, DEFAULT_BACKEND, DEFAULT_IMPL, IMPL_CHOICES_TEXT
 from harness.cli.options import Subparsers, add_backend, add_jobs, add_selection, load_selection
 from harness.cli.progress import run_scenarios
 from harness.cli.run_commands import add_report_options
 from harness.corpus.record import record_files
+from harness.errors import UsageError
 from harness.model.results import ERROR, EXIT_ERROR, EXIT_FAIL, EXIT_OK
 from harness.report.cross_run_diff import diff_to_json, diff_to_markdown, differences, one_sided_skips
 from harness.report.results_files import load_results, merge
@@ -30,13 +33,41 @@ def cmd_record(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_ERROR if errors else EXIT_OK
 
 
+def side_label(backend: str, impl: str) -> str:
+    """How one side of a diff is named: the backend, and the implementation unless it is the
+    reference (``docker``, ``local --impl pi@0.79.1``, ``cmd:…`` for the alias)."""
+    return backend if impl == DEFAULT_IMPL or backend.startswith(CMD_PREFIX) else f"{backend} --impl {impl}"
+
+
+def diff_sides(args: argparse.Namespace) -> tuple[tuple[str, str], tuple[str, str]]:
+    """((backend, impl) of side a, of side b). ``--impl-a`` defaults to the configured impl
+    (``[tool.toolproof]``, filled by ``apply_config``), else the reference; ``--impl-b`` and
+    ``--backend-b`` default to side a's (``--impl-b`` not for a ``cmd:`` backend-b, which names its
+    implementation). Both sides alike is a ``UsageError``."""
+    impl_a = args.impl_a or DEFAULT_IMPL
+    backend_a = args.backend_a or DEFAULT_BACKEND
+    a = (backend_a, impl_a)
+    backend_b = args.backend_b or backend_a
+    # a cmd: backend names its implementation itself, so it takes side a's only when asked to
+    b = (backend_b, args.impl_b or (DEFAULT_IMPL if backend_b.startswith(CMD_PREFIX) else impl_a))
+    for option, (backend, impl) in (("a", a), ("b", b)):
+        parse_impl(impl)  # a bad --impl-a/--impl-b is a usage error before anything runs
+        if backend.startswith(CMD_PREFIX) and impl != DEFAULT_IMPL:
+            raise UsageError(f"--backend-{option} {backend!r} already names the implementation; use "
+                             f"--impl-{option} {impl} with --backend-{option} local or docker instead")
+    if side_label(*a) == side_label(*b):
+        raise UsageError(f"both sides of the diff are {side_label(*a)}: pass a different --backend-b or --impl-b")
+    return a, b
+
+
 def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
-    labels = (args.backend_a, args.backend_b)
+    sides = diff_sides(args)
+    labels = (side_label(*sides[0]), side_label(*sides[1]))
     scenarios = load_selection(args.paths, args.keyword, args.tag, None)
     runs = []
-    for label in labels:
+    for (backend, impl), label in zip(sides, labels, strict=True):
         print(f"toolproof diff: {len(scenarios)} scenarios on {label}", file=out, flush=True)
-        runs.append(run_scenarios(scenarios, label, args.jobs, out))
+        runs.append(run_scenarios(scenarios, backend, args.jobs, out, impl=impl))
     left, right = runs
     diffs = differences(left, right, labels)
     for d in diffs:
@@ -52,7 +83,7 @@ def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
     if args.markdown:
         write_output(args.markdown, diff_to_markdown(diffs, left, right, labels),
                      append=args.markdown_append or is_step_summary(args.markdown))
-    print(f"toolproof: {len(diffs)} differing steps between {args.backend_a} and {args.backend_b}"
+    print(f"toolproof: {len(diffs)} differing steps between {labels[0]} and {labels[1]}"
           + (f"; {len(skipped)} scenario(s) skipped on one side, not compared" if skipped else ""), file=out)
     if errors:
         return EXIT_ERROR
@@ -78,11 +109,17 @@ def register_cli(subparsers: Subparsers) -> None:
                    help="replace loose text/error matchers (contains, startswith, …) by the exact text even when they hold")
     p.set_defaults(func=cmd_record, toolproof_config=True)
 
-    p = subparsers.add_parser("diff", help="run a corpus on two backends and list differing steps")
+    p = subparsers.add_parser("diff", help="run a corpus on two implementation/backend pairs and list differing steps")
     add_selection(p, shard=False)
-    p.add_argument("--backend-a", "-a", default=DEFAULT_BACKEND, metavar="BACKEND",
-                   help=f"the first backend (default: {DEFAULT_BACKEND})")
-    p.add_argument("--backend-b", "-b", required=True, metavar="BACKEND", help="the second backend")
+    p.add_argument("--backend-a", "-a", default=None, metavar="BACKEND",
+                   help=f"the first side's backend: {BACKEND_CHOICES_TEXT} (default: backend in "
+                        f"[tool.toolproof], else {DEFAULT_BACKEND})")
+    p.add_argument("--backend-b", "-b", default=None, metavar="BACKEND",
+                   help="the second side's backend (default: the first side's)")
+    p.add_argument("--impl-a", default=None, metavar="IMPL",
+                   help=f"the first side's implementation: {IMPL_CHOICES_TEXT} (default: impl in [tool.toolproof], "
+                        "else reference)")
+    p.add_argument("--impl-b", default=None, metavar="IMPL", help="the second side's implementation (default: as --impl-a's)")
     add_jobs(p)
     p.add_argument("--json", metavar="F", help="write the differences as JSON")
     p.add_argument("--markdown", metavar="F", help="write the differences as Markdown (appended for $GITHUB_STEP_SUMMARY)")

@@ -11,7 +11,6 @@ scenarios. Baselines shipped with it are named ``toolproof:baselines/NAME.yaml``
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -86,40 +85,17 @@ def snapshot_root_for(scenario_path: str) -> Path | None:
     return None
 
 
-def pi_backend(version: str) -> str:
-    """Install pi ``version`` (cached) with the shipped pi adapter and return its ``--backend``
-    value (``cmd:NODE DRIVER --pi-dir DIR``, with absolute paths)."""
-
-    adapter = shipped_root() / "adapters" / "pi"
-    spec = importlib.util.spec_from_file_location("toolproof_pi_setup", adapter / "pi_setup.py")
-    if spec is None or spec.loader is None:
-        raise UsageError(f"the shipped pi adapter is missing ({adapter})")
-    module = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
-    if spec.name not in sys.modules:
-        sys.modules[spec.name] = module  # dataclasses look their module up while it executes
-        spec.loader.exec_module(module)
-    cache = module.default_cache_dir().resolve()
-    try:
-        node, target = module.install(version, cache)
-    except module.SetupError as exc:
-        raise UsageError(f"pi {version}: {exc}") from None
-    return str(module.backend_command(node, str(target), str(adapter / "driver.mjs")))
-
-
 def main(argv: list[str] | None = None) -> int:
-    """``python -m harness.corpus.shipped where|pi-backend VERSION`` (used by the CI templates)."""
+    """``python -m harness.corpus.shipped where``: print where the shipped files are."""
     args = sys.argv[1:] if argv is None else argv
     try:
         if args == ["where"]:
             print(shipped_root())
             return 0
-        if len(args) == 2 and args[0] == "pi-backend":
-            print(pi_backend(args[1]))
-            return 0
     except UsageError as exc:
         print(f"toolproof: error: {exc}", file=sys.stderr)
         return 2
-    print("usage: python -m harness.corpus.shipped where | pi-backend VERSION", file=sys.stderr)
+    print("usage: python -m harness.corpus.shipped where", file=sys.stderr)
     return 2
 
 

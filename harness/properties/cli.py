@@ -8,15 +8,23 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from harness.corpus.shipped import resolve
 from harness.errors import UsageError
 from harness.fuzz.impls import IMPL_HELP, resolve_impl
 from harness.model.results import EXIT_FAIL, EXIT_OK
+from harness.properties.baseline import (
+    apply_properties_baseline,
+    check_implementation,
+    load_properties_baseline,
+)
 from harness.properties.invariants import INVARIANTS, Invariant
-from harness.properties.runner import ERROR, FAIL, PATCH_ABSENT, PropertyResult, check_invariant
+from harness.properties.runner import ERROR, FAIL, PATCH_ABSENT, STALE, XFAIL, PropertyResult, check_invariant
+from harness.report.baseline import Baseline
 from harness.report.writers import write_output
 
 DEFAULT_EXAMPLES = 50
-WORDS = {"pass": "PASS", "fail": "FAIL", "patch-absent": "XFAIL", "n/a": "N/A", "error": "ERROR"}
+WORDS = {"pass": "PASS", "fail": "FAIL", "stale": "STALE", "patch-absent": "XFAIL", "xfail": "XFAIL", "n/a": "N/A",
+         "error": "ERROR"}
 
 
 def select(names: list[str]) -> list[Invariant]:
@@ -30,15 +38,23 @@ def select(names: list[str]) -> list[Invariant]:
 
 
 def run_properties(impl_spec: str, backend: str = "local", *, examples: int = DEFAULT_EXAMPLES, seed: int = 0,
-                   only: list[str] | None = None, out: TextIO | None = None) -> tuple[str, list[PropertyResult]]:
+                   only: list[str] | None = None, out: TextIO | None = None,
+                   baseline: Baseline | None = None) -> tuple[str, list[PropertyResult]]:
+    """Check the invariants (``only`` these) of ``impl_spec`` on ``backend``, printing one line
+    each on ``out``; with ``baseline`` (for the implementation ``hello`` names), listed failures are
+    xfail and listed invariants that hold are stale."""
     impl = resolve_impl(impl_spec, backend)
     be = impl.factory()
     results: list[PropertyResult] = []
     try:
         hello = impl.effective_hello(be.start())
+        if baseline is not None:
+            check_implementation(baseline, hello.implementation)
         for inv in select(only or []):
             t0 = time.monotonic()
             res = check_invariant(inv, be, hello, impl.label, examples=examples, seed=seed, profile=impl.profile)
+            if baseline is not None:
+                (res,) = apply_properties_baseline([res], baseline)
             results.append(res)
             if out is not None:
                 extra = f" — {res.reason}" if res.reason else ""
@@ -56,10 +72,11 @@ def cmd_properties(args: argparse.Namespace, out: TextIO) -> int:
     save = Path(args.save) if args.save else None
     if save is not None and save.exists() and not save.is_dir():
         raise UsageError(f"--save {args.save}: not a directory")
+    baseline = load_properties_baseline(resolve(args.baseline)) if args.baseline else None
     label, results = run_properties(args.impl, args.backend, examples=args.examples, seed=args.seed,
-                                    only=args.only, out=out)
+                                    only=args.only, out=out, baseline=baseline)
     for res in results:
-        if res.status not in (FAIL, PATCH_ABSENT) or not res.yaml:
+        if res.status not in (FAIL, PATCH_ABSENT, XFAIL) or not res.yaml:
             continue
         print(f"\n{WORDS[res.status]} {res.invariant.name}: shrunk counterexample as a scenario:", file=out)
         print(res.yaml, file=out)
@@ -73,11 +90,14 @@ def cmd_properties(args: argparse.Namespace, out: TextIO) -> int:
                 write_output(str(target), res.yaml, "scenario")
                 print(f"toolproof: wrote {target}", file=out)
     counts: dict[str, int] = {}
+    by_word: dict[str, int] = {}
     for res in results:
         counts[res.status] = counts.get(res.status, 0) + 1
-    summary = ", ".join(f"{counts[k]} {WORDS[k].lower()}" for k in WORDS if counts.get(k))
+        by_word[WORDS[res.status]] = by_word.get(WORDS[res.status], 0) + 1
+    summary = ", ".join(f"{n} {word.lower()}" for word, n in sorted(
+        by_word.items(), key=lambda kv: list(WORDS.values()).index(kv[0])))
     print(f"toolproof properties [{label}]: {summary} (seed {args.seed}, up to {args.examples} examples each)", file=out)
-    return EXIT_FAIL if counts.get(FAIL) or counts.get(ERROR) else EXIT_OK
+    return EXIT_FAIL if counts.get(FAIL) or counts.get(ERROR) or counts.get(STALE) else EXIT_OK
 
 
 def register_cli(sub: Any) -> None:
@@ -90,4 +110,7 @@ def register_cli(sub: Any) -> None:
     p.add_argument("--only", action="append", default=[], metavar="NAME", help="only this invariant (repeatable)")
     p.add_argument("--save", metavar="DIR", help="write each counterexample scenario into DIR")
     p.add_argument("--force", action="store_true", help="overwrite existing files in --save DIR")
+    p.add_argument("--baseline", metavar="FILE",
+                   help="expected property failures with reasons (e.g. toolproof:baselines/properties/pi-0.79.1.yaml): "
+                        "listed failures are xfail, listed invariants that hold are stale and fail the run")
     p.set_defaults(func=cmd_properties)

@@ -6,7 +6,8 @@ as a scenario YAML (``harness/corpus/loader.py`` loads it) that fails while the 
 Outcomes: ``pass``; ``fail``; ``patch-absent`` (the invariant belongs to a patch the implementation
 does not declare, and it fails — expected, reported with the patch name, not a regression);
 ``n/a`` (does not apply: surface or tool missing; never counted as passed); ``error`` (the
-implementation did not answer).
+implementation did not answer). A ``--baseline`` adds ``xfail`` (a listed failure) and ``stale``
+(a listed invariant that holds again).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from harness.run.normalise import TMPFILE_RE
 from harness.run.workspace_archive import build_plain_archive
 
 PASS, FAIL, PATCH_ABSENT, NOT_APPLICABLE, ERROR = "pass", "fail", "patch-absent", "n/a", "error"
+XFAIL, STALE = "xfail", "stale"  # set by a --baseline (harness/properties/baseline.py)
 CALL_DEADLINE_S = 60.0
 BASE_TIME = 1_767_225_600.0
 

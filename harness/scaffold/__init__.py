@@ -4,7 +4,8 @@ Writes (never over an existing file without ``--force``): an adapter skeleton co
 shipped examples (``examples/python-adapter`` by default, ``examples/node-adapter`` with
 ``--adapter node``), one scenario of the user's own, a baseline file, the ``[tool.toolproof]``
 table in ``pyproject.toml`` and CI workflows for GitHub Actions and GitLab that gate the user's
-implementation (templates in ``harness/scaffold/templates/``). Then, unless ``--no-run``, it runs
+implementation (templates in ``harness/scaffold/templates/``): on Linux, in the hardened container
+(the adapter's image built by ``toolproof images adapter``), on Windows and against pi releases. Then, unless ``--no-run``, it runs
 the configured gate once and lists the failures found in the baseline with TODO reasons, so the
 gate passes from the first commit and only gets stricter.
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 from harness import __version__
 from harness.corpus.shipped import shipped_root
 from harness.errors import UsageError
+from harness.images.adapter import ADAPTER_DIR
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 DEFAULT_DIR = "toolproof"
@@ -40,15 +42,18 @@ class Adapter:
     github_setup: str
     gitlab_setup: str
     implementation: str
+    docker_impl: str   # the impl inside the image ``toolproof images adapter`` builds
+    node: bool = False  # the image needs the Node runtime (``--node``)
 
 
 ADAPTERS = {
     "python": Adapter("python", "python-adapter/adapter.py", "adapter.py",
-                      f"cmd:{PYTHON_PLACEHOLDER} {{dir}}/adapter.py", "", "", "example-python-adapter"),
+                      f"cmd:{PYTHON_PLACEHOLDER} {{dir}}/adapter.py", "", "", "example-python-adapter",
+                      f"cmd:python3 {ADAPTER_DIR}/adapter.py"),
     "node": Adapter("node", "node-adapter/adapter.mjs", "adapter.mjs", "cmd:node {dir}/adapter.mjs",
                     "      - uses: actions/setup-node@v4\n        with:\n          node-version: \"22\"\n",
-                    "    - apt-get update -qq && apt-get install -y -qq nodejs >/dev/null\n",
-                    "example-node-adapter"),
+                    "    - apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null\n",
+                    "example-node-adapter", f"cmd:node {ADAPTER_DIR}/adapter.mjs", node=True),
 }
 
 
@@ -115,7 +120,8 @@ def plan(root: Path, *, adapter: str = "python", directory: str = DEFAULT_DIR,
     paths = ("toolproof:", f"{directory}/scenarios")
     values = {"PIP_SPEC": pip_spec or f"toolproof=={__version__}", "SETUP_RUNTIME": a.github_setup.rstrip("\n"),
               "GITLAB_RUNTIME": a.gitlab_setup.rstrip("\n"), "LINUX_IMAGE": LINUX_IMAGE,
-              "IMPLEMENTATION": a.implementation}
+              "IMPLEMENTATION": a.implementation, "ADAPTER_FILE": f"{directory}/{a.filename}",
+              "DOCKER_IMPL": a.docker_impl, "NODE_FLAG": " --node" if a.node else ""}
     out = Plan(root=root, config_impl=impl, config_paths=paths)
     source = shipped_root() / "examples" / a.source
     out.files[f"{directory}/{a.filename}"] = source.read_text(encoding="utf-8")

@@ -53,7 +53,7 @@ def check_command(line: str) -> None:
                 if is_shipped_name(path):
                     resolve(path)
         elif argv[:3] == ["python", "-m", "harness.corpus.shipped"]:
-            assert argv[3] in ("where", "pi-backend"), line
+            assert argv[3] == "where", line
 
 
 def test_the_templates_are_what_toolproof_init_writes(tmp_path: Path) -> None:
@@ -72,14 +72,23 @@ def test_github_template_gates_the_users_implementation_on_linux_docker_windows_
     assert 'toolproof run --shard "${{ matrix.shard }}/2"' in gate and '--markdown "$GITHUB_STEP_SUMMARY"' in gate
     assert "toolproof merge toolproof-gate-*.json --junit toolproof-gate.xml" in jobs["report"]["steps"][3]["run"]
     assert any(step.get("uses") == "actions/upload-artifact@v4" for step in jobs["report"]["steps"])
-    docker = "\n".join(step.get("run", "") for step in jobs["linux-docker"]["steps"])
-    assert "toolproof images build linux-bash" in docker and "toolproof run --backend docker" in docker
+    # the docker job gates the user's adapter in an image built from it, the command resolved inside
+    docker = [step.get("run", "") for step in jobs["linux-docker"]["steps"]]
+    assert "toolproof images adapter toolproof/adapter.py --tag toolproof-adapter:ci" in docker
+    assert any(run.startswith('toolproof run --impl "cmd:python3 /opt/adapter/adapter.py" '
+                              "--backend docker:toolproof-adapter:ci --junit") for run in docker)
     windows = jobs["windows-pwsh"]
     assert windows["runs-on"] == "windows-latest" and windows["defaults"]["run"]["shell"] == "pwsh"
-    pwsh = "\n".join(step.get("run", "") for step in windows["steps"])
-    assert "toolproof run toolproof:windows --tag pwsh --fail-on-skip" in pwsh  # they must run, not skip
+    pwsh = [step.get("run", "") for step in windows["steps"]]
+    # they must run, not skip: on the user's adapter, then live on the reference as a control
+    assert [" ".join(run.split()[:9]) for run in pwsh if "toolproof run" in run] == [
+        "toolproof run toolproof:windows --tag pwsh --fail-on-skip --no-baseline --junit toolproof-windows.xml",
+        "toolproof run toolproof:windows --tag pwsh --impl reference --fail-on-skip --no-baseline"]
+    assert "$PSVersionTable.PSVersion.ToString()" in pwsh
     pi = jobs["pi-releases"]
     assert pi["continue-on-error"] is True and pi["strategy"]["matrix"]["pi"] == ["0.79.1", "1.6.0"]
+    assert any(step.get("run", "").startswith('toolproof run --impl "pi@${{ matrix.pi }}" --no-baseline')
+               for step in pi["steps"])
 
 
 def test_no_template_runs_toolproofs_own_tests_or_scripts() -> None:
@@ -96,8 +105,16 @@ def test_gitlab_template_shards_and_drives_a_remote_dind_engine() -> None:
     linux = data["linux-docker"]
     assert linux["variables"]["DOCKER_HOST"] == "tcp://docker:2375"
     assert linux["services"][0]["name"] == "docker:dind"
-    assert data["windows-pwsh"]["artifacts"]["reports"]["junit"] == "toolproof-windows.xml"
+    assert linux["script"][1:] == [
+        "toolproof images adapter toolproof/adapter.py --tag toolproof-adapter:ci",
+        'toolproof run --impl "cmd:python3 /opt/adapter/adapter.py" --backend docker:toolproof-adapter:ci '
+        "--junit toolproof-docker.xml --json toolproof-docker.json --markdown toolproof-docker.md"]
+    assert "docker.io" in linux["script"][0]  # the docker backend runs each container with the docker CLI
+    windows = data["windows-pwsh"]["script"]
+    assert [line for line in windows if "--fail-on-skip" in line and "--impl reference" in line]
+    assert data["windows-pwsh"]["artifacts"]["reports"]["junit"] == "toolproof-windows*.xml"
     assert data["pi-releases"]["allow_failure"] is True
+    assert any(line.startswith('toolproof run --impl "pi@$PI_VERSION" --no-baseline') for line in data["pi-releases"]["script"])
 
 
 @pytest.mark.parametrize("line", github_commands() + gitlab_commands())

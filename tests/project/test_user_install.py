@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.docker import docker_engine, docker_image  # noqa: F401  (fixtures)
 from tests.support.linters import actionlint, gitlab_schema_problems
 from tests.support.repo import REPO
 
@@ -101,3 +102,32 @@ def test_the_node_example_adapter_scaffolds_and_passes_its_gate(installed: Path,
     workflow = (repo / ".github" / "workflows" / "toolproof.yml").read_text(encoding="utf-8")
     assert "actions/setup-node@v4" in workflow
     assert actionlint(repo / ".github" / "workflows" / "toolproof.yml") == []
+
+
+@pytest.mark.docker
+def test_the_scaffolded_docker_job_gates_the_adapter_in_its_image(installed: Path, tmp_path: Path,
+                                                                  docker_image: str) -> None:  # noqa: F811
+    """The workflow's own docker commands, run from the installed wheel in a scaffolded repo (the
+    gate narrowed to a few scenarios by PATHS, so the test stays short)."""
+    import shlex
+
+    import yaml
+
+    repo = empty_repo(tmp_path / "docker-tools")
+    assert sh([str(installed / "toolproof"), "init", "--ci", "github"], repo).returncode == 0
+    workflow = yaml.safe_load((repo / ".github" / "workflows" / "toolproof.yml").read_text(encoding="utf-8"))
+    runs = [step["run"] for step in workflow["jobs"]["linux-docker"]["steps"] if "run" in step]
+    build = next(r for r in runs if r.startswith("toolproof images adapter"))
+    gate = next(r for r in runs if r.startswith("toolproof run"))
+    argv = [str(installed / "toolproof"), *shlex.split(build)[1:]]
+    done = sh(argv, repo)
+    assert done.returncode == 0, done.stdout + done.stderr
+    gate_argv = [a for a in shlex.split(gate)[1:] if "GITHUB_STEP_SUMMARY" not in a and a != "--markdown"]
+    paths = ["toolproof:read/missing-file.yaml", "toolproof:bash/cases/exit-bare.yaml", "toolproof/scenarios"]
+    done = sh([str(installed / "toolproof"), *gate_argv, *paths], repo)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    results = json.loads((repo / "toolproof-docker.json").read_text(encoding="utf-8"))
+    assert results["run"]["implementation"] == "example-python-adapter"
+    assert {s["id"]: s["status"] for s in results["scenarios"]} == {
+        "read/missing-file": "pass", "bash/cases/exit-bare": "pass", "mine/write-then-read": "pass"}
+    assert "docker:toolproof-adapter:ci --impl cmd:python3 /opt/adapter/adapter.py" in done.stdout

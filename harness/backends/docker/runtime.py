@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.backends.base import container_tools_tmpdir
+from harness.backends.cmd import PYTHON_PLACEHOLDER
 from harness.backends.docker.hardening import (
     CONTAINER_HOME,
     INSTALL_DIR,
@@ -29,6 +30,7 @@ REFERENCE_LAUNCH = (
     "from tools_impl.server.dispatch import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
+CONTAINER_PYTHON = "python3"
 # Where commands may write: never on the implementation's PATH.
 WRITABLE_ROOTS = ("/tmp", WORKSPACE_PARENT, CONTAINER_HOME, "/dev/shm", "/dev/mqueue")
 
@@ -46,7 +48,8 @@ def container_argv(impl: Implementation) -> tuple[list[str], dict[str, str], boo
         return [f"{INSTALL_DIR}/node/bin/node", f"{INSTALL_DIR}/pi/driver.mjs", "--pi-dir", f"{INSTALL_DIR}/pi"], {}, True
     # A user's program: the supervisor starts it through a private execute-only copy of its ELF
     # loader where it can, and reports in the hello whether that made it non-dumpable.
-    return impl.command_argv(), {}, False
+    # ``{python}`` (the interpreter running toolproof, on the host) is the image's python3 here.
+    return [CONTAINER_PYTHON if word == PYTHON_PLACEHOLDER else word for word in impl.command_argv()], {}, False
 
 
 def launch_mode(impl: Implementation) -> str:

@@ -306,6 +306,37 @@ def test_diff_lists_steps_whose_observations_differ(tmp_path: Path) -> None:
     assert "<details><summary><code>d/w</code> step <code>w</code>: details, text differ</summary>" in md
 
 
+def test_diff_compares_any_implementation_on_any_backend(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, "w.yaml", "id: d/w\nsteps:\n  - {id: w, tool: write, args: {path: a.txt, content: x}}\n")
+    fake = FAKE_BACKEND  # the fake implementation as --impl cmd:…
+    code, out = toolproof("diff", str(tmp_path), "--impl-a", fake, "--impl-b", "reference")
+    assert code == 1
+    assert out.startswith(f"toolproof diff: 1 scenarios on local --impl {fake}\nPASS  d/w\n"
+                          "toolproof diff: 1 scenarios on local\nPASS  d/w\n")
+    assert f"--- local --impl {fake}\n+++ local\n" in out
+    assert out.endswith(f"toolproof: 1 differing steps between local --impl {fake} and local\n")
+    # --impl-b defaults to --impl-a's, --backend-b to --backend-a's
+    code, out = toolproof("diff", str(tmp_path), "--impl-a", "upstream", "--backend-b", fake)
+    assert code == 1 and out.endswith(f"toolproof: 1 differing steps between local --impl upstream and {fake}\n")
+    capsys.readouterr()
+    # [tool.toolproof] impl is side a's implementation
+    (tmp_path / "pyproject.toml").write_text(f"[tool.toolproof]\nimpl = {json.dumps(fake)}\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    code, out = toolproof("diff", str(tmp_path), "--impl-b", "reference")
+    assert code == 1 and out.endswith(f"toolproof: 1 differing steps between local --impl {fake} and local\n")
+    for argv, message in [
+        (["--impl-a", "upstream", "--impl-b", "upstream"],
+         "both sides of the diff are local --impl upstream: pass a different --backend-b or --impl-b"),
+        (["--impl-a", "reference", "--impl-b", "pi@latest"], "--impl 'pi@latest': expected pi@MAJOR.MINOR.PATCH"),
+        (["--impl-a", "reference", "--backend-b", fake, "--impl-b", "upstream"],
+         f"--backend-b '{fake}' already names the implementation; use --impl-b upstream with --backend-b local "
+         "or docker instead"),
+    ]:
+        assert toolproof("diff", str(tmp_path), *argv)[0] == 2, argv
+        assert message in capsys.readouterr().err, argv
+
+
 def test_serve_execs_the_reference_server() -> None:
     proc = subprocess.run([sys.executable, "-m", "harness.cli", "serve"], cwd=REPO, capture_output=True, text=True,
                           input='{"id": 1, "op": "hello"}\n{"id": 2, "op": "shutdown"}\n', timeout=60)

@@ -4,6 +4,7 @@ reference and (when installed) pi 0.79.1 — all through the protocol."""
 from __future__ import annotations
 
 import io
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -12,6 +13,8 @@ import pytest
 
 from harness.cli import main
 from harness.corpus.loader import load_corpus
+from harness.corpus.shipped import resolve
+from harness.properties.baseline import load_properties_baseline
 from harness.properties.cli import run_properties
 from harness.properties.runner import FAIL, NOT_APPLICABLE, PASS, PATCH_ABSENT
 from tests.support.pi import pi_impl
@@ -76,6 +79,57 @@ def test_unknown_invariant_and_implementation_are_usage_errors(capsys: pytest.Ca
     assert "unknown implementation 'pie'" in capsys.readouterr().err
 
 
+def test_the_command_passes_for_the_reference_and_upstream() -> None:
+    for impl in ("reference", "upstream"):
+        out = io.StringIO()
+        assert main(["properties", "--impl", impl, "--examples", "3"], out) == 0, out.getvalue()
+    assert out.getvalue().endswith("toolproof properties [upstream]: 6 pass, 2 xfail, 1 n/a "
+                                   "(seed 0, up to 3 examples each)\n")
+
+
+def test_a_baseline_entry_that_holds_again_is_stale_and_fails_the_run(tmp_path: Path) -> None:
+    baseline = tmp_path / "b.yaml"
+    baseline.write_text("implementation: toolproof-reference\nentries:\n"
+                        "- id: edit.fuzzy-span-only\n  reason: was broken once\n", encoding="utf-8")
+    out = io.StringIO()
+    assert main(["properties", "--impl", "reference", "--examples", "3", "--only", "edit.fuzzy-span-only",
+                 "--only", "read.pages-continue", "--baseline", str(baseline)], out) == 1
+    text = out.getvalue()
+    assert ("STALE edit.fuzzy-span-only (spec edit.7; 3 examples" in text
+            and f"— stale baseline entry: edit.fuzzy-span-only now holds; remove it from {baseline} "
+                "(reason was: was broken once)\n" in text)
+    assert text.endswith("toolproof properties [reference]: 1 pass, 1 stale (seed 0, up to 3 examples each)\n")
+
+
+def test_a_listed_failure_is_xfail_with_the_reason(tmp_path: Path) -> None:
+    baseline = tmp_path / "b.yaml"
+    baseline.write_text("implementation: toolproof-reference\nentries:\n"
+                        "- id: edit.replace-all-split-join\n  reason: replace_all goes through re.sub\n", encoding="utf-8")
+    out = io.StringIO()
+    assert main(["properties", "--impl", BROKEN_IMPL, "--only", "edit.replace-all-split-join", "--examples", "40",
+                 "--baseline", str(baseline)], out) == 0, out.getvalue()
+    assert "XFAIL edit.replace-all-split-join (spec edit.4; " in out.getvalue()
+    assert "— baseline: replace_all goes through re.sub\n" in out.getvalue()
+
+
+def test_baseline_mistakes_are_reported_with_file_and_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("implementation: pi-coding-agent\nentries:\n- id: edit.fuzzy-span\n  reason: x\n"
+                   "- id: read.pages-continue\n  step: step-1\n  reason: y\n", encoding="utf-8")
+    assert main(["properties", "--impl", "reference", "--baseline", str(bad)], io.StringIO()) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:3: entries[1].id: unknown invariant 'edit.fuzzy-span'; expected one of edit.replace-all-split-join" in err
+    assert f"{bad}:5: entries[2].step: an invariant has no steps; remove it" in err
+
+
+def test_the_shipped_pi_baseline_lists_exactly_the_patch_invariants_with_reasons() -> None:
+    baseline = load_properties_baseline(resolve("toolproof:baselines/properties/pi-0.79.1.yaml"))
+    assert baseline.implementation == "pi-coding-agent"
+    assert {e.id: e.step for e in baseline.entries} == dict.fromkeys(PATCH_INVARIANTS)
+    for e in baseline.entries:
+        assert f"lacks patch {PATCH_INVARIANTS[e.id]} (spec patch.{PATCH_INVARIANTS[e.id]})" in e.reason
+
+
 @pytest.mark.slow
 def test_pi_0_79_1_fails_only_the_minimax_patch_invariants_as_patch_absent() -> None:
     impl = pi_impl("0.79.1")
@@ -85,3 +139,18 @@ def test_pi_0_79_1_fails_only_the_minimax_patch_invariants_as_patch_absent() -> 
         assert got.pop(name) == (PATCH_ABSENT, f"patch absent: {impl} does not declare {patch}")
     assert {s for s, _ in got.values()} == {PASS}
     assert FAIL not in {s for s, _ in got.values()}
+
+
+@pytest.mark.slow
+def test_the_command_against_pi_0_79_1_passes_with_its_baseline_and_names_each_reason() -> None:
+    impl = pi_impl("0.79.1")
+    out = io.StringIO()
+    code = main(["properties", "--impl", impl, "--examples", "5",
+                 "--baseline", "toolproof:baselines/properties/pi-0.79.1.yaml"], out)
+    text = out.getvalue()
+    assert code == 0, text
+    for name, patch in PATCH_INVARIANTS.items():
+        assert re.search(rf"^XFAIL {re.escape(name)} \(spec edit\.7; \d+ examples, [\d.]+ s\) — patch absent: "
+                         rf"{re.escape(impl)} does not declare {re.escape(patch)}; baseline: pi 0\.79\.1 lacks patch "
+                         rf"{re.escape(patch)} ", text, re.M), name
+    assert text.endswith("toolproof properties [" + impl + "]: 6 pass, 2 xfail, 1 n/a (seed 0, up to 5 examples each)\n")

@@ -38,7 +38,10 @@ def test_node_adapter_and_ci_choices(tmp_path: Path) -> None:
     assert sorted(p.files) == [".gitlab-ci.yml", "gate/adapter.mjs", "gate/baseline.yaml", "gate/scenarios/write-then-read.yaml"]
     assert 'impl = "cmd:node gate/adapter.mjs"' in p.pyproject
     assert 'TOOLPROOF_PIP: "toolproof @ git+https://example.invalid/t.git"' in p.files[GITLAB_FILE]
-    assert "apt-get install -y -qq nodejs" in p.files[GITLAB_FILE]
+    assert "apt-get install -y -qq nodejs npm" in p.files[GITLAB_FILE]
+    # the docker job builds the adapter's image with the Node runtime and runs node inside it
+    assert "toolproof images adapter gate/adapter.mjs --tag toolproof-adapter:ci --node" in p.files[GITLAB_FILE]
+    assert 'toolproof run --impl "cmd:node /opt/adapter/adapter.mjs" --backend docker:toolproof-adapter:ci' in p.files[GITLAB_FILE]
     with pytest.raises(UsageError, match="--adapter 'ruby': expected one of python, node"):
         plan(tmp_path, adapter="ruby")
     with pytest.raises(UsageError, match="--ci circle: expected github, gitlab or none"):
