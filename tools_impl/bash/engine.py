@@ -336,6 +336,7 @@ class _PosixReader:
     """Reads both pipes with a selector on the calling thread, so closing them is safe."""
 
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self._proc = proc
         self._sel = selectors.DefaultSelector()
         self._files: dict[int, tuple[IO[bytes], str]] = {}
         for f, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
@@ -349,7 +350,10 @@ class _PosixReader:
 
     def read(self, wait_s: float) -> list[tuple[str, bytes]]:
         if not self._files:
-            time.sleep(wait_s)
+            # Both pipes are closed: what is left to wait for is the exit, so wait on the process
+            # itself (the poll interval is only the longest wait, never a fixed delay per call).
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(max(0.0, wait_s))
             return []
         out: list[tuple[str, bytes]] = []
         for key, _ in self._sel.select(max(0.0, wait_s)):
