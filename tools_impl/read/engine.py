@@ -245,6 +245,7 @@ def engine_read(
     check_abort: Callable[[], None],
     auto_resize_images: bool = True,
     image_fallback: bool = True,
+    image_processor: bool = True,
     max_lines: int = DEFAULT_MAX_LINES,
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> ToolResult:
@@ -267,7 +268,8 @@ def engine_read(
     data = _read_bytes(abs_path)
     check_abort()
     if mime is not None:
-        return image_read_result(data, mime, auto_resize=auto_resize_images, image_fallback=image_fallback)
+        return image_read_result(data, mime, auto_resize=auto_resize_images, image_fallback=image_fallback,
+                                 processor=image_processor)
     sel = select_bytes(data, path, offset, limit, max_lines=max_lines, max_bytes=max_bytes)
     check_abort()
     return ToolResult(TOOL_NAME, (TextBlock(sel.text),), sel.details)
