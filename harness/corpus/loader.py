@@ -85,7 +85,7 @@ EXPECT_NONE = "none"
 MISSING_EXPECT = ("required field is missing (every step asserts something; "
                   "write expect: none with a reason: if it really checks nothing)")
 EXPECT_KEYS = ("status", "is_error", "text", "error", "error_kind", "details", "details_absent",
-               "content_types", "files", "duration")
+               "content_types", "process_events", "files", "duration")
 TEXT_KEYS = ("equals", "contains", "not_contains", "regex", "lines", "max_bytes", "min_bytes",
              "startswith", "endswith", "snapshot")
 FILE_CHECK_KEYS = ("text", "encoding", "bom", "eol", "base64", "absent", "mode", "kind", "contains")
@@ -218,6 +218,12 @@ def _expectation(r: YamlReader, pairs: Pairs, field: str) -> Expectation:
             kw[key] = r.strings(v, sub) or ()
         elif key == "content_types":
             kw[key] = r.strings(v, sub, CONTENT_TYPES)
+        elif key == "process_events":
+            events = r.plain(v, sub)
+            if not isinstance(events, list) or not all(isinstance(e, dict) and e for e in events):
+                r.expected(v, sub, "a list of non-empty mappings (e.g. [{event: spawned, role: shell}]) or []")
+            else:
+                kw[key] = tuple(events)
         elif key == "files":
             kw[key] = _file_checks(r, v, sub)
         elif key == "duration":

@@ -38,12 +38,22 @@ class PatchVerdict:
     off_passed: tuple[str, ...] = ()
     off_failed: tuple[str, ...] = ()
     skipped: tuple[str, ...] = field(default=())
+    skip_reasons: tuple[str, ...] = field(default=())  # one per ``skipped`` scenario, same order
 
     def to_json(self) -> dict[str, object]:
         return {"patch": self.patch, "verdict": self.verdict,
                 "on": {"passed": list(self.on_passed), "failed": list(self.on_failed)},
                 "off": {"passed": list(self.off_passed), "failed": list(self.off_failed)},
-                "skipped": list(self.skipped)}
+                "skipped": list(self.skipped), "skip_reasons": list(self.skip_reasons)}
+
+    def skipped_summary(self) -> str:
+        """Why every pinned scenario skipped: ``all 2 pinned scenarios need os=windows`` when they
+        share one unmet requirement, else the count."""
+        n = len(self.skipped)
+        wants = {r.split(";", 1)[0].removeprefix("requires ").strip() for r in self.skip_reasons}
+        if len(wants) == 1 and len(self.skip_reasons) == n and all(r.startswith("requires ") for r in self.skip_reasons):
+            return f"all {n} pinned scenario{'s' if n != 1 else ''} need {wants.pop()}"
+        return f"all {n} pinned scenario(s) skipped"
 
 
 def pins_by_patch(scenarios: Iterable[Scenario]) -> dict[str, dict[str, list[str]]]:
@@ -61,14 +71,17 @@ def pinned(scenarios: Sequence[Scenario]) -> list[Scenario]:
 
 def verdicts(scenarios: Sequence[Scenario], run: RunResult) -> list[PatchVerdict]:
     status = {r.id: r.status for r in run.scenarios}
+    reasons = {r.id: r.reason or "" for r in run.scenarios}
     out: list[PatchVerdict] = []
     for patch, states in pins_by_patch(scenarios).items():
-        groups: dict[str, list[str]] = {"on_passed": [], "on_failed": [], "off_passed": [], "off_failed": [], "skipped": []}
+        groups: dict[str, list[str]] = {"on_passed": [], "on_failed": [], "off_passed": [], "off_failed": [], "skipped": [],
+                                        "skip_reasons": []}
         for state in ("on", "off"):
             for sid in states[state]:
                 st = status.get(sid, SKIP)
                 if st == SKIP:
                     groups["skipped"].append(sid)
+                    groups["skip_reasons"].append(reasons.get(sid, "not run"))
                 elif st == PASS:
                     groups[f"{state}_passed"].append(sid)
                 elif st != XFAIL:
@@ -99,7 +112,7 @@ def render_text(found: Sequence[PatchVerdict], label: str) -> str:
             if ids:
                 detail.append(f"{name}: {', '.join(ids)}")
         if v.skipped and not detail:
-            detail.append(f"all {len(v.skipped)} pinned scenario(s) skipped")
+            detail.append(v.skipped_summary())
         elif not detail:
             detail.append("no scenario pins it")
         lines.append(f"  {v.patch:<{width}}  {v.verdict:<8}  {'; '.join(detail)}")

@@ -23,6 +23,11 @@ class ProtocolResponse(Protocol):
     def error_kind(self) -> str: ...
 
 
+def _events(obj: dict[str, Any]) -> tuple[Any, ...]:
+    events = obj.get("process_events")
+    return tuple(events) if isinstance(events, list) else ()
+
+
 @dataclass(frozen=True)
 class Observation:
     """What one step produced. ``status`` is ``result`` (returned) or ``error`` (raised);
@@ -37,19 +42,23 @@ class Observation:
     error_kind: str = ""
     result: Any = None
     duration_s: float = 0.0
+    # process facts sent beside the result or inside the error (protocol ``process_events``)
+    process_events: tuple[Any, ...] = ()
 
     @classmethod
     def from_response(cls, resp: ProtocolResponse, duration_s: float) -> Observation:
         if not resp.ok:
+            err = resp.error if isinstance(resp.error, dict) else {}
             return cls("error", error_message=resp.error_message, error_kind=resp.error_kind,
-                       duration_s=duration_s, result=resp.error)
+                       duration_s=duration_s, result=resp.error, process_events=_events(err))
         res = resp.result
         if isinstance(res, dict) and isinstance(res.get("content"), list):
             blocks = [b for b in res["content"] if isinstance(b, dict)]
             text = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type", "text") == "text")
             return cls("result", text=text, is_error=bool(res.get("is_error", False)),
                        content_types=tuple(str(b.get("type", "text")) for b in blocks),
-                       details=res.get("details"), result=res, duration_s=duration_s)
+                       details=res.get("details"), result=res, duration_s=duration_s,
+                       process_events=_events(res))
         # a non-call op: the result object is the details; its ``output`` (or ``text``) string,
         # if any, is the text, so task_output can be matched like a tool result
         text = ""
@@ -60,6 +69,8 @@ class Observation:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"status": self.status, "duration_s": round(self.duration_s, 4)}
+        if self.process_events:
+            out["process_events"] = list(self.process_events)
         if self.status == "result":
             out.update(text=self.text, is_error=self.is_error, content_types=list(self.content_types),
                        details=self.details)

@@ -79,6 +79,9 @@ class Expectation:
     details: JsonObj | None = None
     details_absent: tuple[str, ...] = ()
     content_types: tuple[str, ...] | None = None
+    # the call's process facts (patch bash.process-events, spec bash.16): the exact number of
+    # facts, each a subset match (``{event: spawned, role: shell}``); ``[]`` means none reported
+    process_events: tuple[JsonObj, ...] | None = None
     files: tuple[FileCheck, ...] = ()
     duration_min: float | None = None
     duration_max: float | None = None

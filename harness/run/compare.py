@@ -121,6 +121,17 @@ def check_details(expected: Any, actual: Any, path: str = "details") -> list[Mis
     return []
 
 
+def check_process_events(expected: tuple[Any, ...], actual: tuple[Any, ...]) -> list[Mismatch]:
+    """As many facts as expected, in order, each a subset match."""
+    if len(expected) != len(actual):
+        got = ", ".join(str(e.get("event")) if isinstance(e, dict) else _short(e) for e in actual) or "none"
+        return [Mismatch(f"process_events: expected {len(expected)} fact(s), got {len(actual)} ({got})")]
+    out: list[Mismatch] = []
+    for i, (want, got) in enumerate(zip(expected, actual, strict=True)):
+        out.extend(check_details(want, got, f"process_events[{i + 1}]"))
+    return out
+
+
 def _decode(data: bytes, check: FileCheck) -> str:
     bom = BOMS[check.encoding]
     if data.startswith(bom):
@@ -188,6 +199,8 @@ def check_observation(exp: Expectation, obs: Observation, snapshot: SnapshotHook
         if exp.error_kind is not None and obs.error_kind != exp.error_kind:
             out.append(Mismatch(f"error_kind: expected {exp.error_kind}, got {obs.error_kind}; "
                                 f"message: {_short(obs.error_message)}"))
+    if exp.process_events is not None:
+        out.extend(check_process_events(exp.process_events, obs.process_events))
     if exp.duration_max is not None and obs.duration_s > exp.duration_max:
         out.append(Mismatch(f"duration: expected at most {exp.duration_max:g} s, took {obs.duration_s:.3f} s"))
     if exp.duration_min is not None and obs.duration_s < exp.duration_min:

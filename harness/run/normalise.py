@@ -99,6 +99,7 @@ def normalize_observation(obs: Observation, names: Iterable[str], ctx: Normalisa
         text=normalize_text(obs.text, names, ctx),
         error_message=normalize_text(obs.error_message, names, ctx),
         details=_normalize_value(obs.details, names, ctx),
+        process_events=tuple(_normalize_value(list(obs.process_events), names, ctx)),
     )
 
 

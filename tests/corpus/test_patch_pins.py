@@ -19,7 +19,7 @@ from tools_impl.core.profile import ALL_PATCHES
 
 CORPORA = [REPO / "scenarios", REPO / "adapters" / "pi" / "scenarios"]
 # Observable only on a Windows host (their scenarios skip here, so they cannot be flipped here).
-WINDOWS_ONLY = frozenset({"bash.ps51-stdin-launcher"})
+WINDOWS_ONLY = frozenset({"bash.win-taskkill"})
 
 
 def _exempt_patches() -> set[str]:
@@ -34,7 +34,7 @@ def _scenarios() -> list[Scenario]:
 def test_every_observable_toggle_has_scenarios_for_both_states() -> None:
     pins = pins_by_patch(_scenarios())
     exempt = _exempt_patches()
-    assert exempt == {"bash.win-taskkill", "read.image-fallback", "bash.ps-constrained", "bash.process-events"}
+    assert exempt == set()
     for patch in ALL_PATCHES:
         if patch in exempt:
             assert pins[patch] == {"on": [], "off": []}, patch
@@ -52,12 +52,24 @@ def _flipped(s: Scenario, patch: str, state: str) -> Scenario:
     return dataclasses.replace(s, id=f"{s.id}~flipped", profile=profile)
 
 
+def _windows_only(s: Scenario) -> bool:
+    return s.requires.os == "windows" or s.requires.shell in ("powershell", "pwsh")
+
+
+def test_windows_only_patches_have_only_windows_scenarios() -> None:
+    pins = pins_by_patch(_scenarios())
+    by_id = {s.id: s for s in _scenarios()}
+    for patch in WINDOWS_ONLY:
+        ids = pins[patch]["on"] + pins[patch]["off"]
+        assert ids and all(_windows_only(by_id[i]) for i in ids), patch
+
+
 def test_pinned_scenarios_pass_on_the_reference_and_fail_with_their_toggle_flipped() -> None:
     scenarios = _scenarios()
     flipped: list[Scenario] = []
     for s in scenarios:
         for patch, state in s.patches:
-            if patch not in WINDOWS_ONLY:
+            if not _windows_only(s):
                 flipped.append(_flipped(s, patch, state))
     run = Runner(LocalBackend, jobs=2, backend_label="local").run(scenarios + flipped)
     status = {r.id: r.status for r in run.scenarios}
@@ -70,5 +82,6 @@ def test_reference_verdicts_are_present_for_every_observable_patch() -> None:
     scenarios = _scenarios()
     run = Runner(LocalBackend, jobs=2, backend_label="local").run(scenarios)
     found = {v.patch: v.verdict for v in verdicts(scenarios, run)}
-    untested = _exempt_patches() | WINDOWS_ONLY
-    assert found == {p: (UNTESTED if p in untested else PRESENT) for p in ALL_PATCHES}
+    assert found == {p: (UNTESTED if p in WINDOWS_ONLY else PRESENT) for p in ALL_PATCHES}
+    taskkill = next(v for v in verdicts(scenarios, run) if v.patch == "bash.win-taskkill")
+    assert taskkill.skipped_summary() == "all 2 pinned scenarios need os=windows"

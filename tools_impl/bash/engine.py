@@ -34,6 +34,7 @@ import math
 import os
 import queue
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -44,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from tools_impl.bash.env_sanitize import sanitize_bash_subprocess_env
+from tools_impl.bash.guardian import GUARDIAN, guarded_argv, release
 from tools_impl.bash.output import OutputAccumulator, append_status, format_output
 from tools_impl.bash.powershell import prepare_invocation
 from tools_impl.bash.shell import SHELL_TYPE_BASH, engine_bin_dir, get_shell_config, prepend_engine_bin
@@ -51,6 +53,7 @@ from tools_impl.core.errors import ToolAborted, ToolError
 from tools_impl.core.profile import (
     PATCH_BASH_GRACEFUL_KILL,
     PATCH_BASH_PARENT_DEATH_GUARD,
+    PATCH_BASH_PROCESS_EVENTS,
     PATCH_BASH_WIN_TASKKILL,
     PATCH_ENGINE_EXEC_FACTS,
     PATCH_SHELL_WINDOWS_POWERSHELL,
@@ -75,6 +78,15 @@ STATUS_TIMEOUT = "Command timed out after {seconds} seconds"
 STATUS_EXIT = "Command exited with code {code}"
 EMPTY_OUTPUT = "(no output)"
 
+# spec bash.16 process facts and the roles they name: "shell" when the shell is spawned directly,
+# "guardian_launcher" when the parent-death guardian's launcher is (spec bash.15).
+EVENT_SPAWNED = "spawned"
+EVENT_SPAWN_FAILED = "spawn_failed"
+EVENT_TIMEOUT = "timeout"
+EVENT_COMMAND_DISPATCHED = "command_dispatched"
+ROLE_SHELL = "shell"
+ROLE_GUARDIAN_LAUNCHER = "guardian_launcher"
+
 
 @dataclass(frozen=True)
 class SpawnInputs:
@@ -86,6 +98,9 @@ class SpawnInputs:
 
 
 SpawnHook = Callable[[SpawnInputs], SpawnInputs]
+# The optional process observer (patch ``bash.process-events``, spec bash.16): receives one fact
+# per call as a JSON-ready mapping ``{"event", "role", ...}``.
+ProcessObserver = Callable[[dict[str, Any]], None]
 DataCallback = Callable[[str], None]
 UpdateCallback = Callable[["EngineResult"], None]
 
@@ -188,6 +203,17 @@ atexit.register(PROCESSES.close_at_exit)
 
 # -- pure helpers ---------------------------------------------------------------------------
 
+def notify(observer: ProcessObserver | None, event: str, role: str = ROLE_SHELL, **facts: Any) -> None:
+    """Report one process fact; whatever the observer raises is swallowed (spec bash.16: observer
+    failures never affect the command)."""
+    if observer is None:
+        return
+    try:
+        observer({"event": event, "role": role, **facts})
+    except Exception:  # an observer must not be able to break a command
+        pass
+
+
 def timer_delay_ms(timeout_s: float) -> float:
     """``timeout * 1000`` with Node's overflow rule (a delay above 2^31-1 ms fires after 1 ms)."""
     delay = timeout_s * 1000
@@ -258,9 +284,17 @@ def _kill_tree_now(pid: int) -> None:
 
 def _windows_terminate(pid: int, force: bool, env: Mapping[str, str], profile: Profile) -> None:
     hardened = profile.patch(PATCH_BASH_WIN_TASKKILL)
+    argv = taskkill_argv(pid, force=force, env=env, hardened=hardened)
+    if not os.path.isabs(argv[0]):
+        # a bare name is looked up on the tools' PATH (the host's process environment), as a
+        # spawn of "taskkill" would; not found → the spawn fails (no fallback without the patch)
+        path = next((v for k, v in env.items() if k.lower() == "path"), None)
+        found = shutil.which(argv[0], path=path)
+        argv[0] = found if found is not None else argv[0]
     try:
-        subprocess.run(taskkill_argv(pid, force=force, env=env, hardened=hardened),
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        if not os.path.isabs(argv[0]):
+            raise FileNotFoundError(argv[0])
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     except (OSError, subprocess.SubprocessError):
         if hardened:
             with contextlib.suppress(OSError):
@@ -305,7 +339,8 @@ def start_kill_sequence(pid: int, profile: Profile, env: Mapping[str, str]) -> t
 
 # -- the run --------------------------------------------------------------------------------
 
-def _spawn(argv: list[str], cwd: str, env: Mapping[str, str], stdin_text: str | None) -> subprocess.Popen[bytes]:
+def _spawn(argv: list[str], cwd: str, env: Mapping[str, str], stdin_text: str | None,
+           stdin_pipe: bool = False) -> subprocess.Popen[bytes]:
     kwargs: dict[str, Any] = {}
     if sys.platform == "win32":
         kwargs["creationflags"] = getattr(subprocess, "CREATE_NO_WINDOW", 0) | getattr(
@@ -315,14 +350,14 @@ def _spawn(argv: list[str], cwd: str, env: Mapping[str, str], stdin_text: str | 
     try:
         return subprocess.Popen(
             argv, cwd=cwd, env=dict(env),
-            stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
+            stdin=subprocess.PIPE if stdin_text is not None or stdin_pipe else subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, **kwargs,
         )
     except OSError as exc:
         raise ToolError(spawn_error_message(argv[0], exc)) from exc
 
 
-def _feed_stdin(pipe: IO[bytes], text: str) -> None:
+def _feed_stdin(pipe: IO[bytes], text: str, dispatched: Callable[[], None]) -> None:
     try:
         pipe.write(text.encode("utf-8"))
     except OSError:
@@ -330,6 +365,7 @@ def _feed_stdin(pipe: IO[bytes], text: str) -> None:
     finally:
         with contextlib.suppress(OSError):
             pipe.close()
+    dispatched()
 
 
 class _PosixReader:
@@ -447,6 +483,8 @@ def run_command(
     on_data: DataCallback | None = None,
     on_spawn: Callable[[int], None] | None = None,
     on_update: UpdateCallback | None = None,
+    observer: ProcessObserver | None = None,
+    parent_death_guard: bool = False,
 ) -> EngineResult:
     """Run ``command`` in a fresh shell (see the module docstring for the full contract).
 
@@ -454,8 +492,14 @@ def run_command(
     cwd and env before the spawn; ``on_data`` receives decoded output text in arrival order;
     ``on_spawn`` receives the pid (= pgid) once the process exists; ``on_update`` receives the
     streaming updates of spec bash.8 (one empty update at start, then ``formatOutput(snapshot, "")``
-    at most once per ``Profile.bash_update_throttle_ms``).
+    at most once per ``Profile.bash_update_throttle_ms``). ``observer`` receives the process facts
+    of spec bash.16 (``spawned``, ``spawn_failed``, ``command_dispatched``, ``timeout``) when patch
+    ``bash.process-events`` is on; it is never called otherwise. ``parent_death_guard`` (the task
+    layer's managed and background runs) launches the command under the parent-death guardian
+    when patch ``bash.parent-death-guard`` is on (spec bash.15; POSIX, and not for a transport
+    that feeds the child's stdin).
     """
+    observe = observer if profile.patch(PATCH_BASH_PROCESS_EVENTS) else None
     inputs = SpawnInputs(command, cwd, dict(env))
     if spawn_hook is not None:
         inputs = spawn_hook(inputs)
@@ -465,6 +509,12 @@ def run_command(
     if abort.is_set():
         raise ToolAborted(STATUS_ABORTED)
     spawn_env = {**inputs.env, **env_additions}
+    guarded = (parent_death_guard and profile.patch(PATCH_BASH_PARENT_DEATH_GUARD)
+               and sys.platform != "win32" and stdin_text is None)
+    role = ROLE_SHELL
+    if guarded:
+        argv = guarded_argv(argv, profile.guardian_shell_name)
+        role = ROLE_GUARDIAN_LAUNCHER
     acc = OutputAccumulator(
         env=inputs.env,
         prefix=profile.full_output_prefix,
@@ -474,27 +524,54 @@ def run_command(
     )
     PROCESSES.begin_spawn()
     try:
-        proc = _spawn(argv, inputs.cwd, spawn_env, stdin_text)
-    except BaseException:
+        proc = _spawn(argv, inputs.cwd, spawn_env, stdin_text, stdin_pipe=guarded)
+    except BaseException as exc:
         PROCESSES.end_spawn(None)
+        if isinstance(exc, ToolError):
+            notify(observe, EVENT_SPAWN_FAILED, role, error=exc.message)
         raise
     pid = proc.pid
     PROCESSES.end_spawn(pid)
+    notify(observe, EVENT_SPAWNED, role, pid=pid)
     escalation: threading.Timer | None = None
     state = _RunState()
+    lease: str | None = None
     try:
         if on_spawn is not None:
             on_spawn(pid)
-        if stdin_text is not None and proc.stdin is not None:
-            threading.Thread(target=_feed_stdin, args=(proc.stdin, stdin_text), daemon=True).start()
+        transport = "argv" if stdin_text is None else "stdin"
+        if env_additions:
+            transport = "env"
+
+        def dispatched() -> None:
+            notify(observe, EVENT_COMMAND_DISPATCHED, role, pid=pid, transport=transport)
+
+        if guarded:
+            try:
+                lease = GUARDIAN.arm(pid)
+            except ToolError:
+                release(proc.stdin, ready=False)  # the launcher exits 125; the command never starts
+                _kill_tree_now(pid)
+                with contextlib.suppress(subprocess.SubprocessError):
+                    proc.wait(SPAWN_SETTLE_TIMEOUT_S)
+                raise
+            release(proc.stdin, ready=not abort.is_set())
+            if not abort.is_set():
+                dispatched()
+        elif stdin_text is not None and proc.stdin is not None:
+            threading.Thread(target=_feed_stdin, args=(proc.stdin, stdin_text, dispatched), daemon=True).start()
+        else:
+            dispatched()
         if on_update is not None:
             on_update(EngineResult("", None, None))
         escalation = _read_until_complete(proc, acc, state, profile, inputs.env, timeout, abort, on_data,
-                                          on_update)
+                                          on_update, observe, role)
     finally:
         acc.close()
         if escalation is None:
             PROCESSES.untrack(pid)
+        if lease is not None:
+            GUARDIAN.disarm(lease)
     tail = acc.finish()
     if tail and on_data is not None:
         on_data(tail)
@@ -534,6 +611,8 @@ def _read_until_complete(
     abort: threading.Event,
     on_data: DataCallback | None,
     on_update: UpdateCallback | None = None,
+    observe: ProcessObserver | None = None,
+    role: str = ROLE_SHELL,
 ) -> threading.Timer | None:
     reader: _PosixReader | _ThreadReader = _PosixReader(proc) if sys.platform != "win32" else _ThreadReader(proc)
     start = time.monotonic()
@@ -553,6 +632,7 @@ def _read_until_complete(
                 elif deadline is not None and now >= deadline:
                     state.timed_out = True
                     state.kill_started = True
+                    notify(observe, EVENT_TIMEOUT, role, pid=proc.pid, timeout_s=timeout)
                 if state.kill_started:
                     escalation = start_kill_sequence(proc.pid, profile, env)
             if exit_at is None and proc.poll() is not None:

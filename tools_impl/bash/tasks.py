@@ -51,7 +51,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tools_impl.bash.engine import EngineResult, SpawnHook, SpawnInputs, run_command
+from tools_impl.bash.engine import EngineResult, ProcessObserver, SpawnHook, SpawnInputs, run_command
 from tools_impl.bash.timeouts import cap_background_bash_max_run_ms, resolve_background_bash_max_run_ms
 from tools_impl.core.context import ToolContext, WorkspaceState
 from tools_impl.core.errors import ToolAborted, ToolError
@@ -201,7 +201,7 @@ class BashTask:
         self.request_abort(ABORT_TIMEOUT)
 
     def run(self, *, cwd: str, env: Mapping[str, str], profile: Profile,
-            spawn_hook: SpawnHook | None = None) -> None:
+            spawn_hook: SpawnHook | None = None, observer: ProcessObserver | None = None) -> None:
         """Thread body: run the engine and record the terminal state.
 
         ``spawn_hook`` is the sanitising hook (it reports removed names through its own sink);
@@ -228,7 +228,7 @@ class BashTask:
         try:
             result = run_command(self.command, cwd=cwd, env=env, profile=profile, timeout=self.timeout,
                                  abort=self.abort, spawn_hook=hook, on_data=self.append_output,
-                                 on_spawn=on_spawn)
+                                 on_spawn=on_spawn, observer=observer, parent_death_guard=True)
         except ToolAborted as exc:
             self.engine_error = exc
             if self.abort_reason == ABORT_TIMEOUT:
@@ -287,7 +287,8 @@ class TaskManager:
         self._lock = threading.Lock()
 
     def start(self, ctx: ToolContext, command: str, *, timeout: float | None, execution_mode: str,
-              env: Mapping[str, str], spawn_hook: SpawnHook | None = None) -> BashTask:
+              env: Mapping[str, str], spawn_hook: SpawnHook | None = None,
+              observer: ProcessObserver | None = None) -> BashTask:
         """Create a task (``queued``) and start its engine thread.
 
         ``env`` is the engine's environment base; ``spawn_hook`` (the sanitising hook) runs in the
@@ -313,7 +314,7 @@ class TaskManager:
             task = BashTask(task_id, command, metadata, timeout=timeout, max_run_ms=max_run_ms)
             self._tasks[task_id] = task
         t = threading.Thread(target=task.run, kwargs={"cwd": ctx.root, "env": dict(env), "profile": profile,
-                                                      "spawn_hook": spawn_hook},
+                                                      "spawn_hook": spawn_hook, "observer": observer},
                              name=f"bash-task-{task_id}", daemon=True)
         t.start()
         return task
@@ -369,7 +370,8 @@ class ManagedOutcome:
 
 
 def run_managed_foreground(ctx: ToolContext, command: str, *, timeout: float, env: Mapping[str, str],
-                           spawn_hook: SpawnHook | None = None) -> ManagedOutcome:
+                           spawn_hook: SpawnHook | None = None,
+                           observer: ProcessObserver | None = None) -> ManagedOutcome:
     """Start the command as a task and race it against ``Profile.bash_soft_yield_ms``.
 
     The call's abort signal is forwarded to the task until it completes or is promoted; a
@@ -377,7 +379,7 @@ def run_managed_foreground(ctx: ToolContext, command: str, *, timeout: float, en
     """
     mgr = manager_for(ctx.workspace)
     task = mgr.start(ctx, command, timeout=timeout, execution_mode=MODE_MANAGED, env=env,
-                     spawn_hook=spawn_hook)
+                     spawn_hook=spawn_hook, observer=observer)
     soft_yield_s = ctx.profile.bash_soft_yield_ms / 1000
     deadline = time.monotonic() + soft_yield_s
     while not task.done.is_set():

@@ -184,7 +184,7 @@ def _explicit_background(command: str, raw_timeout: object, ctx: ToolContext) ->
     removed: list[str] = []
     task = manager_for(ctx.workspace).start(ctx, command, timeout=finite_number(raw_timeout),
                                           execution_mode=MODE_BACKGROUND, env=engine_env(ctx.env, ctx.home),
-                                          spawn_hook=_sanitizing_hook(ctx, removed))
+                                          spawn_hook=_sanitizing_hook(ctx, removed), observer=ctx.observe_process)
     # Wait until the spawn hook has run so that a refused spawn is a start failure and the
     # envSanitized report is deterministic.
     task.spawn_prepared.wait(SPAWN_PREPARE_WAIT_S)
@@ -199,7 +199,7 @@ def _explicit_background(command: str, raw_timeout: object, ctx: ToolContext) ->
 def _managed_foreground(command: str, timeout: float, ctx: ToolContext) -> ToolResult:
     removed: list[str] = []
     outcome = run_managed_foreground(ctx, command, timeout=timeout, env=engine_env(ctx.env, ctx.home),
-                                     spawn_hook=_sanitizing_hook(ctx, removed))
+                                     spawn_hook=_sanitizing_hook(ctx, removed), observer=ctx.observe_process)
     task = outcome.task
     if outcome.status != STATUS_COMPLETED:
         details = {**task.executor_details, "status": STATUS_AUTO_PROMOTED, "task_id": task.id}
@@ -223,7 +223,8 @@ def _direct_foreground(command: str, timeout: float, ctx: ToolContext) -> ToolRe
     removed: list[str] = []
     try:
         res = run_command(command, cwd=ctx.root, env=engine_env(ctx.env, ctx.home), profile=ctx.profile,
-                          timeout=timeout, abort=ctx.abort, spawn_hook=_sanitizing_hook(ctx, removed))
+                          timeout=timeout, abort=ctx.abort, spawn_hook=_sanitizing_hook(ctx, removed),
+                          observer=ctx.observe_process)
         result = text_result(NAME, res.text, res.details)
     except ToolAborted:
         raise
@@ -243,7 +244,7 @@ def _execute_upstream(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise ToolAborted("Command aborted")
     timeout = finite_number(args.get("timeout"))
     res = run_command(str(args["command"]), cwd=ctx.root, env=engine_env(ctx.env, ctx.home),
-                      profile=ctx.profile, timeout=timeout, abort=ctx.abort)
+                      profile=ctx.profile, timeout=timeout, abort=ctx.abort, observer=ctx.observe_process)
     return text_result(NAME, res.text, res.details)
 
 

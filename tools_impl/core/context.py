@@ -37,6 +37,10 @@ class ToolContext:
     workspace: WorkspaceState
     abort: threading.Event = field(default_factory=threading.Event)
     call_id: str | None = None
+    # Process facts the bash engine reported for this call (patch ``bash.process-events``, spec
+    # bash.16); model-invisible, sent beside the result by the server.
+    process_events: list[dict[str, Any]] = field(default_factory=list)
+    _events_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def root(self) -> str:
@@ -53,6 +57,15 @@ class ToolContext:
     @property
     def home(self) -> str:
         return self.workspace.home
+
+    def observe_process(self, event: dict[str, Any]) -> None:
+        """The call's process observer (spec bash.16): keep one process fact."""
+        with self._events_lock:
+            self.process_events.append(dict(event))
+
+    def observed_process_events(self) -> list[dict[str, Any]]:
+        with self._events_lock:
+            return [dict(e) for e in self.process_events]
 
     def check_abort(self) -> None:
         """Raise ``ToolAborted('Operation aborted')`` if the signal is set."""

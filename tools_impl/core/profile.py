@@ -49,9 +49,8 @@ ALL_PATCHES: tuple[str, ...] = (
 )
 DEFAULT_OFF_PATCHES: frozenset[str] = frozenset({PATCH_EDIT_DIFF_BOUNDS})
 # Toggles of the spec's optional sections that this implementation does not implement: they can be
-# switched (the parent-death guard's toggle still selects per-stream decoders) but are never
-# reported as applied.
-UNIMPLEMENTED_PATCHES: frozenset[str] = frozenset({PATCH_BASH_PARENT_DEATH_GUARD, PATCH_BASH_PROCESS_EVENTS})
+# switched but are never reported as applied. (Every toggle is implemented today.)
+UNIMPLEMENTED_PATCHES: frozenset[str] = frozenset()
 DEFAULT_PATCHES: frozenset[str] = frozenset(ALL_PATCHES) - DEFAULT_OFF_PATCHES
 
 # Runtime-boundary variable lists of spec bash.env.1 (layer A).
@@ -166,6 +165,9 @@ class Profile:
     read_max_line_chars: int = 2000
     binary_sniff_bytes: int = 4100
     pdf_max_pages: int = 20
+    # False: behave as if the image processor (Pillow) were missing (patch read.image-fallback,
+    # spec read.7); True uses it when it is installed.
+    image_processor: bool = True
     # spec write write
     write_capture_max_bytes: int = 1024 * 1024
     write_patch_max_chars: int = 256 * 1024

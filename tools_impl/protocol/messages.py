@@ -35,6 +35,13 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (KIND_TOOL, KIND_ABORTED, KIND_VALIDATION, 
 
 DEFAULT_BLOCK_TIMEOUT_MS = 30_000
 
+# A call's process facts (patch ``bash.process-events``, spec bash.16): a list of ``ProcessEvent``
+# objects beside ``content``/``details`` of a call result, or inside the ``error`` object of a call
+# that raised. Model-invisible; sent only when the observer reported at least one fact.
+PROCESS_EVENTS_FIELD = "process_events"
+PROCESS_EVENT_KINDS: tuple[str, ...] = ("spawned", "spawn_failed", "timeout", "command_dispatched")
+PROCESS_EVENT_ROLES: tuple[str, ...] = ("shell", "guardian_launcher")
+
 
 def load_schema() -> JsonObj:
     """The protocol's JSON Schema (draft 2020-12)."""
@@ -490,6 +497,26 @@ class ShutdownResult:
 
     def to_json(self) -> JsonObj:
         return {"bye": self.bye}
+
+
+@dataclass(frozen=True)
+class ProcessEvent:
+    """One process fact (spec bash.16): ``event`` (``PROCESS_EVENT_KINDS``), ``role``
+    (``PROCESS_EVENT_ROLES``) and the facts that go with it — ``pid`` (spawned, command_dispatched,
+    timeout), ``transport`` (command_dispatched: ``argv``, ``stdin`` or ``env``), ``timeout_s``
+    (timeout), ``error`` (spawn_failed)."""
+
+    event: str
+    role: str
+    facts: JsonObj = field(default_factory=dict)
+
+    def to_json(self) -> JsonObj:
+        return {"event": self.event, "role": self.role, **self.facts}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> ProcessEvent:
+        return cls(str(obj.get("event", "")), str(obj.get("role", "")),
+                   {k: v for k, v in obj.items() if k not in ("event", "role")})
 
 
 # -- responses ------------------------------------------------------------------------------------

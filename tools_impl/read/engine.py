@@ -479,6 +479,7 @@ def engine_read(
     check_abort: Callable[[], None],
     auto_resize_images: bool = True,
     image_fallback: bool = True,
+    image_processor: bool = True,
     max_lines: int = DEFAULT_MAX_LINES,
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> ToolResult:
@@ -519,7 +520,8 @@ def engine_read(
         if mime is not None:  # an image is decoded whole
             data = _read_from(read_at, first)
             check_abort()
-            return image_read_result(data, mime, auto_resize=auto_resize_images, image_fallback=image_fallback)
+            return image_read_result(data, mime, auto_resize=auto_resize_images, image_fallback=image_fallback,
+                                     processor=image_processor)
         lines = _FileLines(read_at, check_abort, first=first)
         sel = _select(lines, path, offset, limit, max_lines=max_lines, max_bytes=max_bytes)
     finally:

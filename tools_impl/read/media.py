@@ -291,12 +291,14 @@ def image_read_result(
     auto_resize: bool = True,
     image_fallback: bool = True,
     limits: ImageLimits = ImageLimits(),
+    processor: bool = True,
 ) -> ToolResult:
-    """The engine's image result (spec read.7): ``[text, image]`` blocks, ``details`` absent."""
+    """The engine's image result (spec read.7): ``[text, image]`` blocks, ``details`` absent.
+    ``processor=False`` treats the image processor as missing (``Profile.image_processor``)."""
     header = f"Read image file [{mime}]"
     if not auto_resize:
         return ToolResult(TOOL_NAME, (TextBlock(header), ImageBlock(base64.b64encode(data).decode("ascii"), mime)))
-    if not pillow_available():
+    if not processor or not pillow_available():
         if not image_fallback:
             return ToolResult(TOOL_NAME, (TextBlock(f"{header}\n{IMAGE_OMITTED_NOTE}"),))
         return _unprocessed_image(data, mime, limits)

@@ -215,7 +215,7 @@ def _engine(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     return engine_read(
         str(args["path"]), _number_arg(args, "offset"), _number_arg(args, "limit"),
         root=ctx.root, home=ctx.home, check_abort=ctx.check_abort,
-        image_fallback=profile.patch(PATCH_READ_IMAGE_FALLBACK),
+        image_fallback=profile.patch(PATCH_READ_IMAGE_FALLBACK), image_processor=profile.image_processor,
         max_lines=profile.engine_max_lines, max_bytes=profile.engine_max_bytes,
     )
 

@@ -143,6 +143,35 @@ def capabilities() -> JsonObj:
     }
 
 
+class _CallFailed(Exception):
+    """A call that raised after its process observer had reported facts (spec bash.16): the
+    error is answered with the facts beside it (``error.process_events``)."""
+
+    def __init__(self, error: Exception, events: list[JsonObj]) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.events = events
+
+
+def error_info(exc: Exception) -> m.ErrorInfo:
+    """The protocol error object for ``exc``."""
+    if isinstance(exc, _CallFailed):
+        inner = error_info(exc.error)
+        return m.ErrorInfo(inner.message, inner.kind, inner.code, inner.traceback,
+                           {**inner.extra, m.PROCESS_EVENTS_FIELD: exc.events})
+    if isinstance(exc, ArgumentError):
+        return m.ErrorInfo(exc.message, m.KIND_VALIDATION)
+    if isinstance(exc, ToolAborted):
+        return m.ErrorInfo(exc.message, m.KIND_ABORTED)
+    if isinstance(exc, ToolError):
+        return m.ErrorInfo(exc.message, m.KIND_TOOL, exc.code)
+    if isinstance(exc, ProtocolError):
+        return m.ErrorInfo(str(exc), m.KIND_PROTOCOL)
+    # a server bug must not kill the server
+    return m.ErrorInfo(f"internal error: {type(exc).__name__}: {exc}", m.KIND_INTERNAL,
+                       traceback="".join(traceback.format_exception(exc, limit=TRACEBACK_LIMIT)))
+
+
 class CallSequencer:
     """Admits calls in arrival order by execution mode: a sequential call runs alone after every
     earlier call; a parallel call runs once no earlier sequential call is pending or running."""
@@ -242,17 +271,7 @@ class Server:
 
     def fail_with(self, rid: m.RequestId, exc: Exception) -> None:
         """Answer with the error ``exc`` in the protocol's terms."""
-        if isinstance(exc, ArgumentError):
-            self.fail(rid, exc.message, m.KIND_VALIDATION)
-        elif isinstance(exc, ToolAborted):
-            self.fail(rid, exc.message, m.KIND_ABORTED)
-        elif isinstance(exc, ToolError):
-            self.fail(rid, exc.message, m.KIND_TOOL, exc.code)
-        elif isinstance(exc, ProtocolError):
-            self.fail(rid, str(exc), m.KIND_PROTOCOL)
-        else:  # a server bug must not kill the server
-            self.fail(rid, f"internal error: {type(exc).__name__}: {exc}", m.KIND_INTERNAL,
-                      traceback_text="".join(traceback.format_exception(exc, limit=TRACEBACK_LIMIT)))
+        self.send(m.ErrorResponse(rid, error_info(exc)))
 
     def _answer(self, rid: m.RequestId, work: Callable[[], _Result | JsonObj]) -> None:
         """Run ``work`` and send its result, or the error it raised."""
@@ -419,6 +438,9 @@ class Server:
         except ValueError as exc:
             raise ProtocolError(f"workspace: {exc}") from exc
         root = os.path.abspath(req.root)
+        if profile.shell_path and not os.path.isabs(profile.shell_path):
+            # a relative shellPath names a shell inside the workspace (protocol.schema.json)
+            profile = profile.replace(shell_path=os.path.join(root, profile.shell_path))
         if req.clean or req.archive is not None:
             clear_directory(root)
         members = 0
@@ -443,10 +465,19 @@ class Server:
 
         def run() -> JsonObj:
             try:
-                return tool.call(req.args, ctx).to_json()
+                out: JsonObj = tool.call(req.args, ctx).to_json()
+            except Exception as exc:
+                events = ctx.observed_process_events()
+                if events:
+                    raise _CallFailed(exc, events) from exc
+                raise
             finally:
                 with self._inflight_lock:
                     self._inflight.pop(rid, None)
+            events = ctx.observed_process_events()
+            if events:  # spec bash.16: model-invisible, beside content/details
+                out[m.PROCESS_EVENTS_FIELD] = [m.ProcessEvent.from_json(e).to_json() for e in events]
+            return out
 
         return tool.mode, run
 

@@ -300,7 +300,7 @@ def test_diff_lists_steps_whose_observations_differ(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "d.json").read_text(encoding="utf-8"))
     assert (report["a"], report["b"], report["scenarios"]) == (FAKE_BACKEND, "local", 1)
     assert [(d["scenario"], d["step"], d["fields"]) for d in report["differences"]] == [
-        ("d/w", "w", ["details", "text"]), ("d/w", "r", ["details", "is_error", "text"])]
+        ("d/w", "w", ["details", "text"]), ("d/w", "r", ["details", "is_error", "process_events", "text"])]
     md = (tmp_path / "d.md").read_text(encoding="utf-8")
     assert md.startswith("## toolproof diff: 2 differing step(s)\n")
     assert "<details><summary><code>d/w</code> step <code>w</code>: details, text differ</summary>" in md

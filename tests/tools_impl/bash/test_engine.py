@@ -338,3 +338,24 @@ def test_streaming_updates_start_empty_and_are_throttled(tmp_path: Path) -> None
     elapsed = time.monotonic() - start
     assert 1 <= len(texts) <= max(1, int(elapsed / 0.1))
     assert texts == sorted(texts, key=len)
+
+
+def test_a_raising_process_observer_never_affects_the_command(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def observer(event: dict[str, object]) -> None:
+        seen.append(str(event["event"]))
+        raise RuntimeError("observer bug")
+
+    res = run_command("echo ok", cwd=str(tmp_path), env=dict(os.environ), profile=REFERENCE, timeout=None,
+                      abort=threading.Event(), observer=observer)
+    assert res.text == "ok\n"
+    assert seen == ["spawned", "command_dispatched"]
+
+
+def test_the_process_observer_is_silent_without_its_patch(tmp_path: Path) -> None:
+    seen: list[dict[str, object]] = []
+    run_command("echo ok", cwd=str(tmp_path), env=dict(os.environ),
+                profile=REFERENCE.with_patches({"bash.process-events": False}), timeout=None,
+                abort=threading.Event(), observer=seen.append)
+    assert seen == []

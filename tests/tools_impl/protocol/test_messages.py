@@ -201,3 +201,24 @@ def test_the_client_keeps_what_a_foreign_error_carries() -> None:
     assert resp.error.to_json() == {"hint": 2, "message": "m", "kind": "tool", "code": "X"}
     with pytest.raises(ProtocolError):
         m.parse_response({"id": 1, "result": {}})
+
+
+def test_process_events_beside_a_result_and_inside_an_error_validate_against_the_schema(tmp_path: Path) -> None:
+    srv = InProcess()
+    check_answer("workspace", srv.ask({"id": 1, "op": "workspace", "root": str(tmp_path),
+                                       "profile": {"patches": {"bash.parent-death-guard": False}}}))
+    ok = check_answer("call", srv.ask({"id": 2, "op": "call", "tool": "bash", "args": {"command": "echo hi"}}))
+    assert [(e["event"], e["role"], e.get("transport")) for e in ok["process_events"]] == [
+        ("spawned", "shell", None), ("command_dispatched", "shell", "argv")]
+    assert all(isinstance(e["pid"], int) for e in ok["process_events"])
+    check_answer("workspace", srv.ask({"id": 3, "op": "workspace", "root": str(tmp_path),
+                                       "profile": {"base": "upstream", "patches": {"bash.process-events": True}}}))
+    raised = srv.ask({"id": 4, "op": "call", "tool": "bash", "args": {"command": "sleep 5", "timeout": 0.2}})
+    RESPONSE.validate(raised)
+    assert raised["error"]["message"] == "Command timed out after 0.2 seconds"
+    assert [e["event"] for e in raised["error"]["process_events"]] == ["spawned", "command_dispatched", "timeout"]
+    assert raised["error"]["process_events"][2]["timeout_s"] == 0.2
+    check_answer("workspace", srv.ask({"id": 5, "op": "workspace", "root": str(tmp_path)}))
+    (tmp_path / "a.txt").write_text("x\n")
+    quiet = check_answer("call", srv.ask({"id": 6, "op": "call", "tool": "read", "args": {"path": "a.txt"}}))
+    assert "process_events" not in quiet  # only bash reports facts, and only when there are some

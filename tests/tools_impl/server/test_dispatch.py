@@ -80,12 +80,12 @@ def test_hello_reports_protocol_tools_and_capabilities(server: Served) -> None:
     assert list(res["capabilities"]["packages"]) == ["unicodedata2", "tree-sitter", "tree-sitter-bash", "pypdf",
                                                      "Pillow"]
     assert res["capabilities"]["packages"]["unicodedata2"] == "17.0.1"
-    assert res["patches"] == ["bash.graceful-kill", "bash.ps-constrained", "bash.ps51-stdin-launcher",
+    assert res["patches"] == ["bash.graceful-kill", "bash.parent-death-guard", "bash.process-events",
+                              "bash.ps-constrained", "bash.ps51-stdin-launcher",
                               "bash.win-taskkill", "edit.fidelity-guard", "edit.fuzzy-span", "engine.exec-facts",
                               "read.image-fallback", "shell.windows-powershell", "wrap.replace-all-literal",
-                              "wrap.scrub-provider-key"]  # on and implemented: no diff-bounds (off by default),
-    # no parent-death-guard or process-events (the spec's optional sections, not implemented)
-    assert "bash.parent-death-guard" in res["all_patches"] and "bash.process-events" in res["all_patches"]
+                              "wrap.scrub-provider-key"]  # on and implemented: no diff-bounds (off by default)
+    assert sorted(res["all_patches"]) == sorted([*res["patches"], "edit.diff-bounds"])
 
 
 @pytest.mark.parametrize(
