@@ -51,11 +51,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tools_impl.bash.engine import EngineResult, ProcessObserver, SpawnHook, SpawnInputs, run_command
+from tools_impl.bash.engine import (
+    EVENT_COMMAND_DISPATCHED,
+    EVENT_SPAWN_FAILED,
+    EngineResult,
+    ProcessObserver,
+    SpawnHook,
+    SpawnInputs,
+    run_command,
+)
 from tools_impl.bash.timeouts import cap_background_bash_max_run_ms, resolve_background_bash_max_run_ms
 from tools_impl.core.context import ToolContext, WorkspaceState
 from tools_impl.core.errors import ToolAborted, ToolError
-from tools_impl.core.profile import Profile
+from tools_impl.core.profile import PATCH_BASH_PROCESS_EVENTS, Profile
 from tools_impl.js.text import js_number
 from tools_impl.protocol.messages import (
     TaskErrorInfo,
@@ -100,6 +108,7 @@ DESCRIPTION_MAX_CHARS = 80
 TASK_OUTPUT_MAX_CHARS = 1_000_000
 STOP_WAIT_S = 10.0
 WAIT_SLICE_S = 0.02
+DISPATCH_WAIT_S = 5.0  # the longest a promoted call waits for its command_dispatched fact
 
 
 # -- pure functions (spec bash.2) ---------------------------------------------------------------
@@ -139,6 +148,8 @@ class BashTask:
         self.abort = threading.Event()
         self.abort_reason: str | None = None
         self.done = threading.Event()
+        # set once the command was handed to its shell (or failed to start), whichever comes first
+        self.dispatched = threading.Event()
         self.exit_code: int | None = None
         self.exited = False
         self.error: TaskErrorInfo | None = None
@@ -216,6 +227,14 @@ class BashTask:
         def on_spawn(pid: int) -> None:
             self.pid = pid
 
+        def observe(fact: dict[str, Any]) -> None:
+            try:
+                if observer is not None:
+                    observer(fact)
+            finally:
+                if fact.get("event") in (EVENT_COMMAND_DISPATCHED, EVENT_SPAWN_FAILED):
+                    self.dispatched.set()
+
         def hook(inputs: SpawnInputs) -> SpawnInputs:
             try:
                 return spawn_hook(inputs) if spawn_hook is not None else inputs
@@ -228,7 +247,7 @@ class BashTask:
         try:
             result = run_command(self.command, cwd=cwd, env=env, profile=profile, timeout=self.timeout,
                                  abort=self.abort, spawn_hook=hook, on_data=self.append_output,
-                                 on_spawn=on_spawn, observer=observer, parent_death_guard=True)
+                                 on_spawn=on_spawn, observer=observe, parent_death_guard=True)
         except ToolAborted as exc:
             self.engine_error = exc
             if self.abort_reason == ABORT_TIMEOUT:
@@ -392,6 +411,12 @@ def run_managed_foreground(ctx: ToolContext, command: str, *, timeout: float, en
             break
         task.done.wait(min(WAIT_SLICE_S, remaining))
     if not task.done.is_set():
+        if observer is not None and ctx.profile.patch(PATCH_BASH_PROCESS_EVENTS):
+            # The process facts of the call belong to its answer: a promotion waits (bounded) until
+            # the command was dispatched, so a slow start never moves them after the result.
+            deadline = time.monotonic() + DISPATCH_WAIT_S
+            while not (task.dispatched.is_set() or task.done.is_set()) and time.monotonic() < deadline:
+                task.dispatched.wait(WAIT_SLICE_S)
         task.metadata["executionMode"] = MODE_PROMOTED
         task.metadata["foregroundSoftYieldMs"] = ctx.profile.bash_soft_yield_ms
         return ManagedOutcome(MODE_PROMOTED, task)
