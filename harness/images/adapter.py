@@ -20,12 +20,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from harness.backends.impl import node_runtime
 from harness.errors import UsageError
-from harness.images import RECIPES, ImageBuildError
-from harness.images.build import build_image, engine_client
+from harness.images import RECIPES
+from harness.images.build import build_from_context, build_image, engine_client
 
 ADAPTER_DIR = "/opt/adapter"
 NODE_IN_IMAGE = "/usr/local/bin/node"
@@ -139,20 +139,8 @@ def build_adapter_image(sources: list[str | Path], tag: str, *, node: bool = Fal
     with tempfile.TemporaryFile() as fh:
         write_context(fh, base_tag, files, node_binary)
         fh.seek(0)
-        _build(client, fh, tag)
+        build_from_context(client, fh, tag)
     return AdapterImage(tag, base_tag, tuple(sorted(files)), node_binary is not None, time.monotonic() - started)
-
-
-def _build(client: Any, fh: BinaryIO, tag: str) -> None:
-    try:
-        for chunk in client.api.build(fileobj=fh, custom_context=True, tag=tag, rm=True, forcerm=True, pull=False,
-                                      network_mode="none", decode=True):
-            if "error" in chunk:
-                raise ImageBuildError(f"building {tag} failed: {str(chunk['error']).strip()}")
-    except ImageBuildError:
-        raise
-    except Exception as exc:
-        raise ImageBuildError(f"building {tag} failed: {exc}") from exc
 
 
 __all__ = ["ADAPTER_DIR", "NODE_IN_IMAGE", "AdapterImage", "adapter_files", "build_adapter_image", "write_context"]

@@ -253,6 +253,20 @@ def _docker_build(client: Any, recipe: Recipe, tag: str, digest: str, buildargs:
         raise ImageBuildError(f"docker build of {recipe.name} failed: {exc}") from exc
 
 
+def build_from_context(client: Any, context: Any, tag: str, labels: dict[str, str] | None = None) -> None:
+    """Build ``tag`` offline from a tar build context (a file object holding a Dockerfile and
+    its files): no pull, no network; an engine error becomes ``ImageBuildError``."""
+    try:
+        for chunk in client.api.build(fileobj=context, custom_context=True, tag=tag, rm=True, forcerm=True,
+                                      pull=False, network_mode="none", decode=True, labels=labels or {}):
+            if "error" in chunk:
+                raise ImageBuildError(f"building {tag} failed: {str(chunk['error']).strip()}")
+    except ImageBuildError:
+        raise
+    except Exception as exc:
+        raise ImageBuildError(f"building {tag} failed: {exc}") from exc
+
+
 def build_image(name: str, *, force: bool = False, progress: Progress | None = None) -> BuildReport:
     """Build image ``name`` unless an image with the same recipe hash exists (then ``cached``).
     Raises ``ImageBuildError`` (an ``InfrastructureError``) when it cannot be built here."""

@@ -44,7 +44,7 @@ from harness.images import (
     ImageBuildError,
     cache_dir,
 )
-from harness.images.build import build_lock
+from harness.images.build import build_from_context, build_lock
 from tools_impl.search.ripgrep import packaged_rg_binary
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -349,17 +349,7 @@ def ensure_runtime_image(client: Any, name: str, base: str, payload: Payload,
         with tempfile.TemporaryFile() as fh:
             write_context(fh, base, payload)
             fh.seek(0)
-            try:
-                for chunk in client.api.build(fileobj=fh, custom_context=True, tag=tag, rm=True, forcerm=True,
-                                              pull=False, network_mode="none", decode=True,
-                                              labels={LABEL_RECIPE_HASH: tag.rsplit(":", 1)[1],
-                                                      LABEL_RUNTIME: name}):
-                    if "error" in chunk:
-                        raise ImageBuildError(f"building {tag} failed: {str(chunk['error']).strip()}")
-            except ImageBuildError:
-                raise
-            except Exception as exc:
-                raise ImageBuildError(f"building {tag} failed: {exc}") from exc
+            build_from_context(client, fh, tag, {LABEL_RECIPE_HASH: tag.rsplit(":", 1)[1], LABEL_RUNTIME: name})
     return tag
 
 
