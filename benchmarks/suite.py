@@ -120,6 +120,9 @@ class Case:
     samples: int
     target: float | None = None
     files: dict[str, str] = field(default_factory=dict)
+    # one of these is (re)written before call i (i mod their number): contents that differ in
+    # every piece, so that no call reads what an earlier one did (nothing to reuse)
+    variants: tuple[dict[str, str], ...] = ()
     other_args: dict[str, Any] | None = None
     other_missing: str | None = None  # why the other server cannot run this case
 
@@ -166,6 +169,8 @@ class Bench:
             for server in order:
                 if case.files:
                     self._write_files(server, case.files)
+                if case.variants:
+                    self._write_files(server, case.variants[i % len(case.variants)])
                 args = case.other_args if server is not self.reference and case.other_args else case.args
                 elapsed = server.call(case.tool, args)
                 if i >= self.settings.warmup:
@@ -215,6 +220,9 @@ def per_call_section(bench: Bench) -> None:
         Case("read.small", "read, 50-line file", "read", {"path": "small.txt"}, s.n_small, 0.5),
         Case("read.large", f"read, 200 lines at offset {large_lines // 2} of a {large_lines}-line file", "read",
              {"path": "large.txt", "offset": large_lines // 2, "limit": 200}, s.n_small, 0.5),
+        Case("read.large.new", "read, the same, with new file content before every call (nothing carries over)", "read",
+             {"path": "large-new.txt", "offset": large_lines // 2, "limit": 200}, s.n_small, 0.5,
+             variants=({"large-new.txt": large}, {"large-new.txt": large.replace(": ", ":\t")})),
         Case("write.small", f"write, {len(content)} bytes", "write", {"path": "out.txt", "content": content},
              s.n_small, 0.5),
     ]

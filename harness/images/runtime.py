@@ -64,8 +64,8 @@ SITE_PACKAGES = "site-packages"
 # The reference's optional packages in its container, at exact versions: pyproject.toml's ``==``
 # pins (dependencies and extras) and, for its ``>=`` extras (pypdf, Pillow), the release tested
 # here (tests/harness/images/test_runtime_packages.py keeps the two files in agreement).
-REFERENCE_PACKAGES = ("unicodedata2==17.0.1", "tree-sitter==0.26.1", "tree-sitter-bash==0.25.1",
-                      "pypdf==7.1.1", "Pillow==13.0.0")
+REFERENCE_PACKAGES = ("unicodedata2==17.0.1", "stringzilla==5.3.2", "tree-sitter==0.26.1",
+                      "tree-sitter-bash==0.25.1", "pypdf==7.1.1", "Pillow==13.0.0")
 OLDEST_MANYLINUX_MINOR = 17
 PIP_TIMEOUT_S = 600
 PROBE_PYTHON = ("import platform, sys; print(sys.implementation.name, '%d.%d' % sys.version_info[:2], "

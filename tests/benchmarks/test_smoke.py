@@ -16,13 +16,13 @@ import pytest
 
 from tests.support.repo import REPO
 
-PER_CALL = ["read.small", "read.large", "write.small", "edit.exact.small", "edit.fuzzy.small",
+PER_CALL = ["read.small", "read.large", "read.large.new", "write.small", "edit.exact.small", "edit.fuzzy.small",
             "grep.content", "grep.files", "glob", "bash.true"]
 EDIT_SIZES = [f"edit.{kind}.{size}" for kind in ("exact", "fuzzy") for size in ("100KB", "1MB", "10MB")]
 GROWTH = ["edit.exact.growth", "edit.fuzzy.growth", "edit.calibration.growth", "growth.x1", "growth.x10", "growth.x100"]
 OTHER = ["rg.content", "rg.files_with_matches", "corpus.local.j1", "corpus.local.j2",
          "corpus.docker.j1", "corpus.docker.j2", "docker"]
-TARGETS = {"read.small": 0.5, "read.large": 0.5, "write.small": 0.5, "bash.true": 0.5,
+TARGETS = {"read.small": 0.5, "read.large": 0.5, "read.large.new": 0.5, "write.small": 0.5, "bash.true": 0.5,
            "rg.content": 1.2, "rg.files_with_matches": 1.2,
            **{row: 1.0 for row in ["edit.exact.small", "edit.fuzzy.small", *EDIT_SIZES]}}
 

@@ -23,6 +23,7 @@ from tools_impl.js.node_errors import EISDIR_READ_MESSAGE, error_code, node_code
 from tools_impl.js.text import format_size, js_number, utf8_len
 from tools_impl.read.media import IMAGE_SNIFF_BYTES, detect_image_mime, image_read_result
 from tools_impl.shared import paths
+from tools_impl.shared.bytecount import count_newlines
 from tools_impl.shared.truncation import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES,
@@ -127,7 +128,7 @@ def _nth_newline(data: bytes, n: int) -> int:
     """Index of the ``n``-th (1-based) newline of ``data``, which has at least ``n``."""
     pos = 0
     while True:
-        found = data.count(b"\n", pos, pos + _SUB_BLOCK)
+        found = count_newlines(data, pos, pos + _SUB_BLOCK)
         if found >= n:
             break
         n -= found
@@ -155,11 +156,16 @@ class _FileLines:
     """
 
     def __init__(self, read_at: ReadAt, check_abort: Callable[[], None] = lambda: None,
-                 chunk: int = READ_CHUNK, keep: int = KEEP_BYTES, first: bytes | None = None) -> None:
+                 chunk: int = READ_CHUNK, keep: int = KEEP_BYTES, first: bytes | None = None,
+                 wanted: tuple[int, ...] = ()) -> None:
         self._read_at = read_at
         self._check_abort = check_abort
         self._chunk = chunk
         self._pieces: dict[int, bytes] = {}
+        # file offsets of the newlines numbered in ``wanted`` (1-based), found while counting, so
+        # that the selection's bounds need no second read of their pieces
+        self._known: dict[int, int] = {}
+        pending = sorted(n for n in set(wanted) if n > 0)
         marks = [0]  # newlines before piece i
         kept = offset = total = 0
         while True:
@@ -173,7 +179,11 @@ class _FileLines:
             if kept + len(piece) <= keep:
                 self._pieces[len(marks) - 1] = piece
                 kept += len(piece)
-            total += piece.count(b"\n")
+            found = count_newlines(piece)
+            while pending and pending[0] <= total + found:
+                n = pending.pop(0)
+                self._known[n] = offset + _nth_newline(piece, n - total)
+            total += found
             marks.append(total)
             offset += len(piece)
             if len(piece) < chunk:
@@ -188,6 +198,9 @@ class _FileLines:
 
     def _newline_at(self, n: int) -> int:
         """File offset of the ``n``-th (1-based) newline."""
+        known = self._known.get(n)
+        if known is not None:
+            return known
         i = bisect.bisect_left(self._marks, n) - 1
         return i * self._chunk + _nth_newline(self._piece(i), n - self._marks[i])
 
@@ -469,6 +482,15 @@ def _read_from(read_at: ReadAt, first: bytes) -> bytes:
     return b"".join(pieces)
 
 
+def _wanted_newlines(offset: Number | None, limit: Number | None) -> tuple[int, ...]:
+    """The newlines that bound the selection ``offset``/``limit`` asks for (spec read.6): the
+    one before its first line and the one after its last, when they are whole numbers (a hint:
+    any other bound is found by reading its piece again)."""
+    start: Number = max(0, offset - 1) if offset else 0
+    bounds = [start] if limit is None else [start, start + limit]
+    return tuple(int(b) for b in bounds if isinstance(b, int) or (isinstance(b, float) and b.is_integer()))
+
+
 def engine_read(
     path: str,
     offset: Number | None,
@@ -522,7 +544,7 @@ def engine_read(
             check_abort()
             return image_read_result(data, mime, auto_resize=auto_resize_images, image_fallback=image_fallback,
                                      processor=image_processor)
-        lines = _FileLines(read_at, check_abort, first=first)
+        lines = _FileLines(read_at, check_abort, first=first, wanted=_wanted_newlines(offset, limit))
         sel = _select(lines, path, offset, limit, max_lines=max_lines, max_bytes=max_bytes)
     finally:
         os.close(fd)

@@ -96,7 +96,7 @@ class _Registration:
 
 
 # The optional packages the reference uses when present (each degrades with a clear message).
-OPTIONAL_PACKAGES = ("unicodedata2", "tree-sitter", "tree-sitter-bash", "pypdf", "Pillow")
+OPTIONAL_PACKAGES = ("unicodedata2", "stringzilla", "tree-sitter", "tree-sitter-bash", "pypdf", "Pillow")
 
 
 def package_versions() -> dict[str, str | None]:

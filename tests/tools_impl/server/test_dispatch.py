@@ -77,9 +77,10 @@ def test_hello_reports_protocol_tools_and_capabilities(server: Served) -> None:
     assert res["capabilities"]["shell"] == "bash"
     # unicodedata2 is a dependency: the Unicode 17 data of the emulated Node runtime is there
     assert res["capabilities"]["unicode"] == "17.0.0"
-    assert list(res["capabilities"]["packages"]) == ["unicodedata2", "tree-sitter", "tree-sitter-bash", "pypdf",
-                                                     "Pillow"]
+    assert list(res["capabilities"]["packages"]) == ["unicodedata2", "stringzilla", "tree-sitter", "tree-sitter-bash",
+                                                     "pypdf", "Pillow"]
     assert res["capabilities"]["packages"]["unicodedata2"] == "17.0.1"
+    assert res["capabilities"]["packages"]["stringzilla"] == "5.3.2"
     assert res["patches"] == ["bash.graceful-kill", "bash.parent-death-guard", "bash.process-events",
                               "bash.ps-constrained", "bash.ps51-stdin-launcher",
                               "bash.win-taskkill", "edit.fidelity-guard", "edit.fuzzy-span", "engine.exec-facts",
