@@ -332,8 +332,8 @@ def select_bytes(
 ) -> TextSelection:
     """``select_text(data.decode("utf-8", "replace"), …)`` the way the engine reads a file:
     streamed in ``chunk``-byte pieces (keeping ``keep`` bytes of them), decoding only the
-    selected lines."""
-    lines = _FileLines(lambda at, n: data[at : at + n], chunk=chunk, keep=keep)
+    selected lines, the selection's bounds noted while counting."""
+    lines = _FileLines(lambda at, n: data[at : at + n], chunk=chunk, keep=keep, wanted=_wanted_newlines(offset, limit))
     return _select(lines, path, offset, limit, max_lines=max_lines, max_bytes=max_bytes)
 
 
