@@ -18,9 +18,9 @@ pytestmark = pytest.mark.docker
 
 IMPORTS = (
     "import sys; sys.path[:0] = ['/opt/toolproof', '/opt/toolproof/site-packages']\n"
-    "import unicodedata2, tree_sitter, tree_sitter_bash, pypdf, PIL.Image\n"
+    "import unicodedata2, stringzilla, tree_sitter, tree_sitter_bash, pypdf, PIL.Image\n"
     "parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))\n"
-    "print(unicodedata2.unidata_version, pypdf.__version__, PIL.__version__,"
+    "print(unicodedata2.unidata_version, stringzilla.count(b'a\\nb\\n', b'\\n'), pypdf.__version__, PIL.__version__,"
     " parser.parse(b'ls | wc -l').root_node.children[0].type)\n"
 )
 
@@ -40,7 +40,7 @@ def test_the_optional_packages_import_in_the_reference_image_as_the_tool_uid(doc
     out = client.containers.run(image, ["python3", "-I", "-B", "-c", IMPORTS], entrypoint=[], remove=True,
                                 network_mode="none", user="1000:1000", read_only=True)
     client.close()
-    assert out.decode() == "17.0.0 7.1.1 13.0.0 pipeline\n"
+    assert out.decode() == "17.0.0 2 7.1.1 13.0.0 pipeline\n"
 
 
 def test_the_containers_hello_reports_the_pinned_packages_and_the_local_unicode_version(
