@@ -368,8 +368,24 @@ def _feed_stdin(pipe: IO[bytes], text: str, dispatched: Callable[[], None]) -> N
     dispatched()
 
 
+def _open_pidfd(pid: int) -> int | None:
+    """A pidfd for ``pid`` (Linux 5.3+), readable once the process has exited; None elsewhere."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return int(opener(pid))
+    except OSError:  # ENOSYS (old kernel), EPERM/EMFILE: fall back to polling the exit status
+        return None
+
+
 class _PosixReader:
-    """Reads both pipes with a selector on the calling thread, so closing them is safe."""
+    """Reads both pipes with a selector on the calling thread, so closing them is safe.
+
+    Where the kernel offers pidfds the selector also watches the process itself, so the exit wakes
+    the read loop at once instead of on its next poll: a short command's call ends as soon as its
+    shell is gone (no sleep-and-retry wait for the exit status after the pipes closed).
+    """
 
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         self._proc = proc
@@ -379,13 +395,18 @@ class _PosixReader:
             assert f is not None
             self._files[f.fileno()] = (f, name)
             self._sel.register(f.fileno(), selectors.EVENT_READ, name)
+        self._pidfd = _open_pidfd(proc.pid)
+        if self._pidfd is not None:
+            self._sel.register(self._pidfd, selectors.EVENT_READ, None)
 
     @property
     def open_streams(self) -> int:
         return len(self._files)
 
     def read(self, wait_s: float) -> list[tuple[str, bytes]]:
-        if not self._files:
+        """What arrived within ``wait_s``; returns early on output, end of a pipe or (with a
+        pidfd) the exit of the process."""
+        if not self._files and self._pidfd is None:
             # Both pipes are closed: what is left to wait for is the exit, so wait on the process
             # itself (the poll interval is only the longest wait, never a fixed delay per call).
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -394,6 +415,9 @@ class _PosixReader:
         out: list[tuple[str, bytes]] = []
         for key, _ in self._sel.select(max(0.0, wait_s)):
             fd = int(key.fd)
+            if fd == self._pidfd:
+                self._close_pidfd()  # the process exited; the caller's next poll() collects it
+                continue
             try:
                 data = os.read(fd, READ_CHUNK_BYTES)
             except OSError:
@@ -410,9 +434,17 @@ class _PosixReader:
         with contextlib.suppress(OSError):
             f.close()
 
+    def _close_pidfd(self) -> None:
+        pidfd, self._pidfd = self._pidfd, None
+        if pidfd is not None:
+            self._sel.unregister(pidfd)
+            with contextlib.suppress(OSError):
+                os.close(pidfd)
+
     def close(self) -> None:
         for fd in list(self._files):
             self._close(fd)
+        self._close_pidfd()
         self._sel.close()
 
 

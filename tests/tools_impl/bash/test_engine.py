@@ -4,6 +4,7 @@ sequence, process groups, completion with lingering descendants, decoding, emerg
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.processes import alive, group_members, proc_available, read_pid, wait_until
+from tools_impl.bash import engine
 from tools_impl.bash.engine import (
     PROCESSES,
     EngineResult,
@@ -289,6 +291,53 @@ def test_emergency_cleanup_sigkills_tracked_groups(tmp_path: Path) -> None:
     assert not t.is_alive()
     res = results[0]
     assert isinstance(res, EngineResult) and res.text == "(no output)" and res.exit_code is None
+
+
+# -- waiting for the exit -------------------------------------------------------------------
+
+pidfd_needed = pytest.mark.skipif(engine._open_pidfd(os.getpid()) is None, reason="no pidfd on this kernel")
+
+
+@pidfd_needed
+def test_the_shells_exit_wakes_the_reader_while_a_grandchild_holds_the_pipes(tmp_path: Path) -> None:
+    """With a pidfd the reader's wait ends at the exit itself, not when a pipe next has news."""
+    pidfile = tmp_path / "bg.pid"
+    proc = subprocess.Popen(["/bin/sh", "-c", f"sleep 60 & echo $! > {pidfile}; exit 3"], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, start_new_session=True)
+    reader = engine._PosixReader(proc)
+    try:
+        bg = read_pid(str(pidfile))
+        start = time.monotonic()
+        while proc.poll() is None and time.monotonic() - start < 20:
+            assert reader.read(20.0) == []
+        assert proc.returncode == 3
+        assert time.monotonic() - start < 20  # woken by the exit, not by the 20 s wait running out
+        assert reader.open_streams == 2  # the grandchild still holds both pipes
+        assert alive(bg)
+    finally:
+        reader.close()
+        os.killpg(proc.pid, 9)
+        proc.wait()
+
+
+@pidfd_needed
+def test_the_reader_closes_its_pidfd(tmp_path: Path) -> None:
+    before = set(os.listdir("/proc/self/fd"))
+    for command in ("true", "sleep 0.05 | cat; echo done"):
+        run(command, tmp_path)
+    assert set(os.listdir("/proc/self/fd")) <= before
+
+
+def test_without_pidfds_the_exit_is_still_collected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kernels and platforms without pidfds (macOS, Linux before 5.3) wait on the exit status instead."""
+    monkeypatch.setattr(engine, "_open_pidfd", lambda _pid: None)
+    assert run("true", tmp_path).text == "(no output)"
+    assert run("printf 'a\\n'; printf 'b\\n'", tmp_path).text == "a\nb\n"
+    assert error_of("exit 7", tmp_path).message == "(no output)\n\nCommand exited with code 7"
+    pidfile = tmp_path / "bg.pid"
+    res = run(f"sleep 30 & echo $! > {pidfile}; echo started", tmp_path)
+    assert res.text == "started\n"
+    os.kill(read_pid(str(pidfile)), 9)
 
 
 # -- pure parts -----------------------------------------------------------------------------
