@@ -33,6 +33,7 @@ import contextlib
 import math
 import os
 import queue
+import select
 import selectors
 import shutil
 import signal
@@ -339,22 +340,42 @@ def start_kill_sequence(pid: int, profile: Profile, env: Mapping[str, str]) -> t
 
 # -- the run --------------------------------------------------------------------------------
 
+OutputFds = tuple[int, int]  # the parent's read ends of the stdout and stderr pipes (POSIX)
+
+
 def _spawn(argv: list[str], cwd: str, env: Mapping[str, str], stdin_text: str | None,
-           stdin_pipe: bool = False) -> subprocess.Popen[bytes]:
-    kwargs: dict[str, Any] = {}
+           stdin_pipe: bool = False) -> tuple[subprocess.Popen[bytes], OutputFds | None]:
+    """Start the shell; on POSIX also the read ends of its output pipes (None on Windows, where
+    the reader threads use ``proc.stdout``/``proc.stderr``)."""
+    stdin = subprocess.PIPE if stdin_text is not None or stdin_pipe else subprocess.DEVNULL
     if sys.platform == "win32":
-        kwargs["creationflags"] = getattr(subprocess, "CREATE_NO_WINDOW", 0) | getattr(
-            subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
-    else:
-        kwargs["start_new_session"] = True
+        flags = getattr(subprocess, "CREATE_NO_WINDOW", 0) | getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
+        try:
+            return subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, bufsize=0, creationflags=flags), None
+        except OSError as exc:
+            raise ToolError(spawn_error_message(argv[0], exc)) from exc
+    # POSIX: the pipes are made here (as Popen would: close-on-exec on the parent's side) so that
+    # the read loop gets plain descriptors instead of file objects it would never use.
+    opened: list[int] = []
     try:
-        return subprocess.Popen(
-            argv, cwd=cwd, env=dict(env),
-            stdin=subprocess.PIPE if stdin_text is not None or stdin_pipe else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, **kwargs,
-        )
+        out_r, out_w = os.pipe()
+        opened += (out_r, out_w)
+        err_r, err_w = os.pipe()
+        opened += (err_r, err_w)
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=out_w, stderr=err_w, bufsize=0,
+                                start_new_session=True)
     except OSError as exc:
+        for fd in opened:
+            os.close(fd)
         raise ToolError(spawn_error_message(argv[0], exc)) from exc
+    except BaseException:
+        for fd in opened:
+            os.close(fd)
+        raise
+    os.close(out_w)
+    os.close(err_w)
+    return proc, (out_r, err_r)
 
 
 def _feed_stdin(pipe: IO[bytes], text: str, dispatched: Callable[[], None]) -> None:
@@ -379,42 +400,84 @@ def _open_pidfd(pid: int) -> int | None:
         return None
 
 
-class _PosixReader:
-    """Reads both pipes with a selector on the calling thread, so closing them is safe.
+class _ReadyWaiter:
+    """Waits for descriptors to become readable and lists them in the order the kernel reports:
+    epoll on Linux (readiness order, the order libuv's loop reads them in), the platform's default
+    selector elsewhere."""
 
-    Where the kernel offers pidfds the selector also watches the process itself, so the exit wakes
+    def __init__(self) -> None:
+        self._epoll = select.epoll() if hasattr(select, "epoll") else None
+        self._sel = selectors.DefaultSelector() if self._epoll is None else None
+
+    def add(self, fd: int) -> None:
+        if self._epoll is not None:
+            self._epoll.register(fd, select.EPOLLIN)
+        else:
+            assert self._sel is not None
+            self._sel.register(fd, selectors.EVENT_READ)
+
+    def remove(self, fd: int) -> None:
+        if self._epoll is not None:
+            self._epoll.unregister(fd)
+        else:
+            assert self._sel is not None
+            self._sel.unregister(fd)
+
+    def wait(self, timeout_s: float) -> list[int]:
+        if self._epoll is not None:
+            return [fd for fd, _ in self._epoll.poll(timeout_s)]
+        assert self._sel is not None
+        return [key.fd for key, _ in self._sel.select(timeout_s)]
+
+    def close(self) -> None:
+        if self._epoll is not None:
+            self._epoll.close()
+        else:
+            assert self._sel is not None
+            self._sel.close()
+
+
+class _PosixReader:
+    """Reads both pipes on the calling thread, so closing them is safe. Owns the two descriptors.
+
+    Where the kernel offers pidfds the waiter also watches the process itself, so the exit wakes
     the read loop at once instead of on its next poll: a short command's call ends as soon as its
     shell is gone (no sleep-and-retry wait for the exit status after the pipes closed).
     """
 
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], fds: OutputFds) -> None:
         self._proc = proc
-        self._sel = selectors.DefaultSelector()
-        self._files: dict[int, tuple[IO[bytes], str]] = {}
-        for f, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
-            assert f is not None
-            self._files[f.fileno()] = (f, name)
-            self._sel.register(f.fileno(), selectors.EVENT_READ, name)
+        self._waiter = _ReadyWaiter()
+        self._streams: dict[int, str] = {}
+        for fd, name in zip(fds, ("stdout", "stderr"), strict=True):
+            self._streams[fd] = name
+            self._waiter.add(fd)
         self._pidfd = _open_pidfd(proc.pid)
         if self._pidfd is not None:
-            self._sel.register(self._pidfd, selectors.EVENT_READ, None)
+            self._waiter.add(self._pidfd)
+        self._exit_seen = self._pidfd is None
 
     @property
     def open_streams(self) -> int:
-        return len(self._files)
+        return len(self._streams)
+
+    @property
+    def may_have_exited(self) -> bool:
+        """False only while a pidfd is watching and has not reported the exit: polling the exit
+        status before then would find nothing."""
+        return self._exit_seen
 
     def read(self, wait_s: float) -> list[tuple[str, bytes]]:
         """What arrived within ``wait_s``; returns early on output, end of a pipe or (with a
         pidfd) the exit of the process."""
-        if not self._files and self._pidfd is None:
+        if not self._streams and self._pidfd is None:
             # Both pipes are closed: what is left to wait for is the exit, so wait on the process
             # itself (the poll interval is only the longest wait, never a fixed delay per call).
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(max(0.0, wait_s))
             return []
         out: list[tuple[str, bytes]] = []
-        for key, _ in self._sel.select(max(0.0, wait_s)):
-            fd = int(key.fd)
+        for fd in self._waiter.wait(max(0.0, wait_s)):
             if fd == self._pidfd:
                 self._close_pidfd()  # the process exited; the caller's next poll() collects it
                 continue
@@ -423,29 +486,30 @@ class _PosixReader:
             except OSError:
                 data = b""
             if data:
-                out.append((self._files[fd][1], data))
+                out.append((self._streams[fd], data))
             else:
                 self._close(fd)
         return out
 
     def _close(self, fd: int) -> None:
-        f, _ = self._files.pop(fd)
-        self._sel.unregister(fd)
+        del self._streams[fd]
+        self._waiter.remove(fd)
         with contextlib.suppress(OSError):
-            f.close()
+            os.close(fd)
 
     def _close_pidfd(self) -> None:
         pidfd, self._pidfd = self._pidfd, None
+        self._exit_seen = True
         if pidfd is not None:
-            self._sel.unregister(pidfd)
+            self._waiter.remove(pidfd)
             with contextlib.suppress(OSError):
                 os.close(pidfd)
 
     def close(self) -> None:
-        for fd in list(self._files):
+        for fd in list(self._streams):
             self._close(fd)
         self._close_pidfd()
-        self._sel.close()
+        self._waiter.close()
 
 
 class _ThreadReader:
@@ -472,6 +536,10 @@ class _ThreadReader:
     @property
     def open_streams(self) -> int:
         return self._open
+
+    @property
+    def may_have_exited(self) -> bool:
+        return True
 
     def read(self, wait_s: float) -> list[tuple[str, bytes]]:
         out: list[tuple[str, bytes]] = []
@@ -556,7 +624,7 @@ def run_command(
     )
     PROCESSES.begin_spawn()
     try:
-        proc = _spawn(argv, inputs.cwd, spawn_env, stdin_text, stdin_pipe=guarded)
+        proc, fds = _spawn(argv, inputs.cwd, spawn_env, stdin_text, stdin_pipe=guarded)
     except BaseException as exc:
         PROCESSES.end_spawn(None)
         if isinstance(exc, ToolError):
@@ -568,7 +636,9 @@ def run_command(
     escalation: threading.Timer | None = None
     state = _RunState()
     lease: str | None = None
+    reader: _PosixReader | _ThreadReader | None = None
     try:
+        reader = _PosixReader(proc, fds) if fds is not None else _ThreadReader(proc)
         if on_spawn is not None:
             on_spawn(pid)
         transport = "argv" if stdin_text is None else "stdin"
@@ -596,9 +666,14 @@ def run_command(
             dispatched()
         if on_update is not None:
             on_update(EngineResult("", None, None))
-        escalation = _read_until_complete(proc, acc, state, profile, inputs.env, timeout, abort, on_data,
+        escalation = _read_until_complete(proc, reader, acc, state, profile, inputs.env, timeout, abort, on_data,
                                           on_update, observe, role)
     finally:
+        if reader is not None:
+            reader.close()
+        elif fds is not None:
+            for fd in fds:
+                os.close(fd)
         acc.close()
         if escalation is None:
             PROCESSES.untrack(pid)
@@ -635,6 +710,7 @@ def run_command(
 
 def _read_until_complete(
     proc: subprocess.Popen[bytes],
+    reader: _PosixReader | _ThreadReader,
     acc: OutputAccumulator,
     state: _RunState,
     profile: Profile,
@@ -646,7 +722,6 @@ def _read_until_complete(
     observe: ProcessObserver | None = None,
     role: str = ROLE_SHELL,
 ) -> threading.Timer | None:
-    reader: _PosixReader | _ThreadReader = _PosixReader(proc) if sys.platform != "win32" else _ThreadReader(proc)
     start = time.monotonic()
     deadline = start + timer_delay_ms(timeout) / 1000 if timeout is not None and timeout_armed(timeout) else None
     grace_s = profile.bash_exit_stdio_grace_ms / 1000
@@ -655,43 +730,40 @@ def _read_until_complete(
     throttle_s = profile.bash_update_throttle_ms / 1000
     last_update = start
     dirty = False
-    try:
-        while True:
-            now = time.monotonic()
-            if not state.kill_started:
-                if abort.is_set():
-                    state.kill_started = True
-                elif deadline is not None and now >= deadline:
-                    state.timed_out = True
-                    state.kill_started = True
-                    notify(observe, EVENT_TIMEOUT, role, pid=proc.pid, timeout_s=timeout)
-                if state.kill_started:
-                    escalation = start_kill_sequence(proc.pid, profile, env)
-            if exit_at is None and proc.poll() is not None:
-                exit_at = now
-                state.exited = True
-                state.exit_code = exit_code_of(proc.returncode)
-            if exit_at is not None and (reader.open_streams == 0 or now - exit_at >= grace_s):
-                if reader.open_streams:
-                    _drain_available(reader, acc, on_data)
-                return escalation
-            wait = POLL_INTERVAL_S
-            if deadline is not None and not state.kill_started:
-                wait = min(wait, max(0.0, deadline - now))
-            if exit_at is not None:
-                wait = min(wait, max(0.0, exit_at + grace_s - now))
-            for stream, data in reader.read(wait):
-                dirty = True
-                text = acc.push(data, stream)
-                if text and on_data is not None:
-                    on_data(text)
-            if on_update is not None and dirty and time.monotonic() - last_update >= throttle_s:
-                last_update = time.monotonic()
-                dirty = False
-                out = format_output(acc.snapshot(), "")
-                on_update(EngineResult(out.text, out.details, None))
-    finally:
-        reader.close()
+    while True:
+        now = time.monotonic()
+        if not state.kill_started:
+            if abort.is_set():
+                state.kill_started = True
+            elif deadline is not None and now >= deadline:
+                state.timed_out = True
+                state.kill_started = True
+                notify(observe, EVENT_TIMEOUT, role, pid=proc.pid, timeout_s=timeout)
+            if state.kill_started:
+                escalation = start_kill_sequence(proc.pid, profile, env)
+        if exit_at is None and reader.may_have_exited and proc.poll() is not None:
+            exit_at = now
+            state.exited = True
+            state.exit_code = exit_code_of(proc.returncode)
+        if exit_at is not None and (reader.open_streams == 0 or now - exit_at >= grace_s):
+            if reader.open_streams:
+                _drain_available(reader, acc, on_data)
+            return escalation
+        wait = POLL_INTERVAL_S
+        if deadline is not None and not state.kill_started:
+            wait = min(wait, max(0.0, deadline - now))
+        if exit_at is not None:
+            wait = min(wait, max(0.0, exit_at + grace_s - now))
+        for stream, data in reader.read(wait):
+            dirty = True
+            text = acc.push(data, stream)
+            if text and on_data is not None:
+                on_data(text)
+        if on_update is not None and dirty and time.monotonic() - last_update >= throttle_s:
+            last_update = time.monotonic()
+            dirty = False
+            out = format_output(acc.snapshot(), "")
+            on_update(EngineResult(out.text, out.details, None))
 
 
 def _drain_available(reader: _PosixReader | _ThreadReader, acc: OutputAccumulator,

@@ -4,7 +4,6 @@ sequence, process groups, completion with lingering descendants, decoding, emerg
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -302,16 +301,17 @@ pidfd_needed = pytest.mark.skipif(engine._open_pidfd(os.getpid()) is None, reaso
 def test_the_shells_exit_wakes_the_reader_while_a_grandchild_holds_the_pipes(tmp_path: Path) -> None:
     """With a pidfd the reader's wait ends at the exit itself, not when a pipe next has news."""
     pidfile = tmp_path / "bg.pid"
-    proc = subprocess.Popen(["/bin/sh", "-c", f"sleep 60 & echo $! > {pidfile}; exit 3"], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, start_new_session=True)
-    reader = engine._PosixReader(proc)
+    proc, fds = engine._spawn(["/bin/sh", "-c", f"sleep 60 & echo $! > {pidfile}; exit 3"], str(tmp_path),
+                              dict(os.environ), None)
+    assert fds is not None
+    reader = engine._PosixReader(proc, fds)
     try:
         bg = read_pid(str(pidfile))
         start = time.monotonic()
-        while proc.poll() is None and time.monotonic() - start < 20:
-            assert reader.read(20.0) == []
-        assert proc.returncode == 3
+        assert reader.read(20.0) == []  # nothing is written to the pipes: only the exit can end the wait
         assert time.monotonic() - start < 20  # woken by the exit, not by the 20 s wait running out
+        assert reader.may_have_exited
+        assert proc.poll() == 3
         assert reader.open_streams == 2  # the grandchild still holds both pipes
         assert alive(bg)
     finally:
@@ -321,10 +321,18 @@ def test_the_shells_exit_wakes_the_reader_while_a_grandchild_holds_the_pipes(tmp
 
 
 @pidfd_needed
-def test_the_reader_closes_its_pidfd(tmp_path: Path) -> None:
+def test_a_run_leaves_no_descriptor_open(tmp_path: Path) -> None:
+    """The pipes' read ends, the pidfd and the waiter are closed on success, failure and spawn errors."""
     before = set(os.listdir("/proc/self/fd"))
-    for command in ("true", "sleep 0.05 | cat; echo done"):
-        run(command, tmp_path)
+    run("true", tmp_path)
+    run("sleep 0.05 | cat; echo done", tmp_path)
+    error_of("exit 4", tmp_path)
+    error_of("sleep 5", tmp_path, timeout=0.2)
+    with pytest.raises(ToolError):
+        run("true", tmp_path / "missing")
+    with pytest.raises(ToolError):
+        run_command("true", cwd=str(tmp_path), env=dict(os.environ), profile=REFERENCE.replace(shell_path=str(tmp_path)),
+                    timeout=None, abort=threading.Event())
     assert set(os.listdir("/proc/self/fd")) <= before
 
 
