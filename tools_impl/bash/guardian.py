@@ -5,11 +5,9 @@ the managed and background commands that are running. The host talks to it over 
 writes ``arm <lease> <pgid>`` and waits for ``ack <lease>`` (``REGISTRATION_TIMEOUT_MS``), and
 ``disarm <lease>`` once the command is over. When the host dies, the guardian reads end-of-file:
 it sends SIGTERM to every armed group that still exists and SIGKILL ``KILL_GRACE_MS`` later.
-Once the last lease is disarmed the guardian stays for ``IDLE_LINGER_S`` (the next command of a
-session registers with the same guardian instead of paying for a new interpreter, which costs
-more than a short command itself); if nothing was armed again by then the host closes the
-channel, the guardian (with nothing armed) exits at once, and the next registration starts a new
-one. At host exit the channel is closed too, so no guardian outlives its host.
+When the last lease is disarmed the host closes the channel itself, so the guardian (with nothing
+armed) exits at once and no process outlives the commands it guards; the next registration
+starts a new one.
 
 A guarded command is spawned through ``/bin/sh -c GUARD_SCRIPT <name> <shell> <args…> <command>``:
 the launcher waits for one ``ready`` line on its stdin, which the host writes only after the
@@ -24,12 +22,10 @@ spec bash.14) is not guarded, because the guarded launcher gives the shell ``/de
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from typing import IO
 
@@ -41,7 +37,6 @@ READY_LINE = b"ready\n"
 REGISTRATION_TIMEOUT_MS = 1000
 KILL_GRACE_MS = 3000
 IDLE_EXIT_WAIT_S = 2.0
-IDLE_LINGER_S = 5.0
 REGISTRATION_TIMED_OUT = "Parent-death guardian target registration timed out"
 START_FAILED = "Failed to start parent-death guardian"
 GUARDIAN_ARGV0_TAG = "mavis-parent-death-guardian"
@@ -93,17 +88,13 @@ def guarded_argv(argv: list[str], shell_name: str) -> list[str]:
 
 class ParentDeathGuardian:
     """The host side of the guardian: starts it on first use (again if it died), arms and
-    disarms process groups, and lets it go ``idle_linger_s`` after the last lease (at once when
-    that is 0)."""
+    disarms process groups."""
 
-    def __init__(self, idle_linger_s: float = IDLE_LINGER_S) -> None:
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._acks: dict[str, threading.Event] = {}
         self._leases: set[str] = set()
-        self._idle_linger_s = idle_linger_s
-        self._idle = threading.Condition(self._lock)  # wakes the idle watcher
-        self._idle_deadline: float | None = None  # when an idle guardian is let go
 
     def _running(self) -> subprocess.Popen[bytes]:
         proc = self._proc
@@ -119,13 +110,8 @@ class ParentDeathGuardian:
         except OSError as exc:
             raise ToolError(START_FAILED) from exc
         self._proc = proc
-        self._idle_deadline = None
-        self._idle.notify_all()  # a watcher of an earlier guardian that died leaves
         threading.Thread(target=self._read_acks, args=(proc,), daemon=True,
                          name="parent-death-guardian-acks").start()
-        if self._idle_linger_s > 0:
-            threading.Thread(target=self._watch_idle, args=(proc,), daemon=True,
-                             name="parent-death-guardian-idle").start()
         return proc
 
     def _read_acks(self, proc: subprocess.Popen[bytes]) -> None:
@@ -157,14 +143,13 @@ class ParentDeathGuardian:
         lease = uuid.uuid4().hex
         acked = threading.Event()
         with self._lock:
-            self._idle_deadline = None
             proc = self._running()
             self._acks[lease] = acked
             self._leases.add(lease)
             sent = self._send(proc, f"arm {lease} {pgid}\n")
         try:
             if not sent or not acked.wait(timeout_ms / 1000):
-                self._release(lease, linger=False)  # an unresponsive guardian is not kept for reuse
+                self.disarm(lease)
                 raise ToolError(REGISTRATION_TIMED_OUT)
         finally:
             with self._lock:
@@ -172,9 +157,6 @@ class ParentDeathGuardian:
         return lease
 
     def disarm(self, lease: str) -> None:
-        self._release(lease, linger=self._idle_linger_s > 0)
-
-    def _release(self, lease: str, *, linger: bool) -> None:
         with self._lock:
             self._leases.discard(lease)
             proc = self._proc
@@ -182,61 +164,15 @@ class ParentDeathGuardian:
                 return
             if proc.poll() is None:
                 self._send(proc, f"disarm {lease}\n")
-            if self._leases:
-                return
-            if linger:
-                self._idle_deadline = time.monotonic() + self._idle_linger_s
-                self._idle.notify_all()
-                return
-            self._proc = None
-            self._idle_deadline = None
-            self._idle.notify_all()
-            self._close_channel(proc)
-        self._wait_gone(proc)
-
-    def close(self) -> None:
-        """Let the guardian go now unless something is armed (host exit)."""
-        with self._lock:
-            proc = self._proc
-            if proc is None or self._leases:
-                return
-            self._proc = None
-            self._idle_deadline = None
-            self._idle.notify_all()
-            self._close_channel(proc)
-        self._wait_gone(proc)
-
-    def _watch_idle(self, proc: subprocess.Popen[bytes]) -> None:
-        """One per guardian: lets it go once it has been idle for the linger time."""
-        with self._lock:
-            while True:
-                if self._proc is not proc:
-                    return  # closed or replaced meanwhile
-                if self._leases or self._idle_deadline is None:
-                    self._idle.wait()
-                    continue
-                remaining = self._idle_deadline - time.monotonic()
-                if remaining > 0:
-                    self._idle.wait(remaining)
-                    continue
-                self._idle_deadline = None
+            if not self._leases:
+                # nothing armed: close the channel; the guardian exits at once
+                with contextlib.suppress(OSError, ValueError):
+                    assert proc.stdin is not None
+                    proc.stdin.close()
                 self._proc = None
-                self._close_channel(proc)
-                break
-        self._wait_gone(proc)
-
-    @staticmethod
-    def _close_channel(proc: subprocess.Popen[bytes]) -> None:
-        # nothing armed: close the channel; the guardian exits at once
-        with contextlib.suppress(OSError, ValueError):
-            assert proc.stdin is not None
-            proc.stdin.close()
-
-    @staticmethod
-    def _wait_gone(proc: subprocess.Popen[bytes]) -> None:
-        # it exits at once; waiting for it means no guardian outlives the host's wish to end it
-        with contextlib.suppress(subprocess.SubprocessError):
-            proc.wait(IDLE_EXIT_WAIT_S)
+                # wait for it (it exits at once), so that no process outlives the command's call
+                with contextlib.suppress(subprocess.SubprocessError):
+                    proc.wait(IDLE_EXIT_WAIT_S)
 
     def pid(self) -> int | None:
         """The guardian's pid while it runs (tests)."""
@@ -258,4 +194,3 @@ def release(pipe: IO[bytes] | None, ready: bool) -> None:
 
 # One per host process: it must outlive nothing but the host.
 GUARDIAN = ParentDeathGuardian()
-atexit.register(GUARDIAN.close)

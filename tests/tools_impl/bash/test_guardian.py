@@ -102,8 +102,7 @@ def test_the_launcher_runs_the_command_only_after_ready(tmp_path: Path) -> None:
 
 def test_registration_times_out_when_the_guardian_does_not_acknowledge(monkeypatch: pytest.MonkeyPatch) -> None:
     guardian = ParentDeathGuardian()
-    with guardian._lock:  # _running's contract: called under the lock
-        guardian._running()  # start it, then stop its acknowledgements from arriving
+    guardian._running()  # start it, then stop its acknowledgements from arriving
     monkeypatch.setattr(guardian, "_send", lambda proc, line: True)
     proc = guardian._proc
     assert proc is not None
@@ -117,7 +116,7 @@ def test_registration_times_out_when_the_guardian_does_not_acknowledge(monkeypat
 
 
 def test_an_armed_group_is_disarmed_when_its_command_is_over() -> None:
-    guardian = ParentDeathGuardian(idle_linger_s=0)
+    guardian = ParentDeathGuardian()
     child = subprocess.Popen(["sleep", "30"], start_new_session=True)
     try:
         first = guardian.arm(child.pid)
@@ -132,47 +131,6 @@ def test_an_armed_group_is_disarmed_when_its_command_is_over() -> None:
         threading.Thread(target=lambda: (proc.wait(), done.set()), daemon=True).start()
         assert done.wait(5)  # the last disarm closed the channel: it exited at once
         assert alive(child.pid)  # disarmed: the guardian left the group alone
-    finally:
-        child.kill()
-        child.wait()
-
-
-def test_an_idle_guardian_serves_the_next_command_then_leaves() -> None:
-    """After the last lease the guardian lingers (a session's next command reuses it instead of
-    starting an interpreter), and once idle for the linger time it is let go."""
-    guardian = ParentDeathGuardian(idle_linger_s=0.5)
-    child = subprocess.Popen(["sleep", "30"], start_new_session=True)
-    try:
-        guardian.disarm(guardian.arm(child.pid))
-        proc = guardian._proc
-        assert proc is not None and guardian.pid() == proc.pid  # idle, still there
-        lease = guardian.arm(child.pid)
-        assert guardian._proc is proc  # the same guardian took the next registration
-        time.sleep(0.8)
-        assert guardian.pid() == proc.pid  # armed: the linger does not run
-        guardian.disarm(lease)
-        assert wait_until(lambda: guardian.pid() is None, 5)
-        assert proc.wait(5) == 0
-        assert alive(child.pid)  # disarmed before it left: the group was left alone
-    finally:
-        child.kill()
-        child.wait()
-
-
-def test_close_lets_an_idle_guardian_go_at_once_but_never_an_armed_one() -> None:
-    guardian = ParentDeathGuardian(idle_linger_s=60)
-    child = subprocess.Popen(["sleep", "30"], start_new_session=True)
-    try:
-        lease = guardian.arm(child.pid)
-        proc = guardian._proc
-        assert proc is not None
-        guardian.close()
-        assert guardian.pid() == proc.pid  # a lease is armed: the host's exit is what ends it
-        guardian.disarm(lease)
-        guardian.close()
-        assert guardian.pid() is None
-        assert proc.poll() == 0
-        assert guardian.pid() is None and alive(child.pid)
     finally:
         child.kill()
         child.wait()
