@@ -7,7 +7,9 @@ writes ``arm <lease> <pgid>`` and waits for ``ack <lease>`` (``REGISTRATION_TIME
 it sends SIGTERM to every armed group that still exists and SIGKILL ``KILL_GRACE_MS`` later.
 When the last lease is disarmed the host closes the channel itself, so the guardian (with nothing
 armed) exits at once and no process outlives the commands it guards; the next registration
-starts a new one.
+starts a new one. Because of that a guarded command pays for one guardian start, so the guardian
+is a POSIX shell script (``GUARDIAN_SCRIPT`` run by ``/bin/sh``: a couple of milliseconds), not an
+interpreter of the host's language (about a hundred on a loaded machine).
 
 A guarded command is spawned through ``/bin/sh -c GUARD_SCRIPT <name> <shell> <args…> <command>``:
 the launcher waits for one ``ready`` line on its stdin, which the host writes only after the
@@ -23,8 +25,8 @@ spec bash.14) is not guarded, because the guarded launcher gives the shell ``/de
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
-import sys
 import threading
 import uuid
 from typing import IO
@@ -40,44 +42,50 @@ IDLE_EXIT_WAIT_S = 2.0
 REGISTRATION_TIMED_OUT = "Parent-death guardian target registration timed out"
 START_FAILED = "Failed to start parent-death guardian"
 GUARDIAN_ARGV0_TAG = "mavis-parent-death-guardian"
-GUARDIAN_ENV: dict[str, str] = {"PYTHONDONTWRITEBYTECODE": "1"}
+# A minimal environment: nothing of a workspace or a command (PATH only, for sleep).
+GUARDIAN_ENV: dict[str, str] = {"PATH": os.defpath}
+KILL_POLL_MS = 100
 
-# The guardian's program (run by the host's own Python, standard library only).
-GUARDIAN_PROGRAM = f"""
-import os, signal, sys, time
-armed = {{}}
-for line in sys.stdin:
-    parts = line.split()
-    if len(parts) == 3 and parts[0] == "arm":
-        armed[parts[1]] = int(parts[2])
-        sys.stdout.write("ack " + parts[1] + "\\n")
-        sys.stdout.flush()
-    elif len(parts) == 2 and parts[0] == "disarm":
-        armed.pop(parts[1], None)
-
-def alive(group):
-    try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
-
-def signal_all(groups, sig):
-    for group in groups:
-        try:
-            os.killpg(group, sig)
-        except OSError:
-            pass
-
-groups = [g for g in armed.values() if alive(g)]
-signal_all(groups, signal.SIGTERM)
-deadline = time.monotonic() + {KILL_GRACE_MS} / 1000
-while groups and time.monotonic() < deadline:
-    time.sleep(0.05)
-    groups = [g for g in groups if alive(g)]
-signal_all(groups, signal.SIGKILL)
+# The guardian's program, a POSIX shell script (starting a shell costs a few milliseconds; an
+# interpreter of the host's language costs a hundred on a busy machine, paid by every guarded
+# command since the guardian exits with its last lease). The host is its only writer: leases are
+# hex ids, groups decimal; any other line is ignored.
+GUARDIAN_SCRIPT = f"""set -f
+armed=
+while read -r op lease pgid rest; do
+  case $op in
+    arm)
+      case $lease in ''|*[!0-9a-f]*) continue ;; esac
+      case $pgid in ''|*[!0-9]*) continue ;; esac
+      [ -z "$rest" ] || continue
+      armed="$armed $lease:$pgid"
+      printf 'ack %s\\n' "$lease" ;;
+    disarm)
+      [ -z "$pgid" ] || continue
+      kept=
+      for entry in $armed; do
+        [ "${{entry%%:*}}" = "$lease" ] || kept="$kept $entry"
+      done
+      armed=$kept ;;
+  esac
+done
+alive() {{ kill -s 0 -- "-$1" 2>/dev/null; }}
+groups=
+for entry in $armed; do
+  if alive "${{entry#*:}}"; then groups="$groups ${{entry#*:}}"; fi
+done
+for group in $groups; do kill -s TERM -- "-$group" 2>/dev/null; done
+waited=0
+while [ -n "$groups" ] && [ "$waited" -lt {KILL_GRACE_MS} ]; do
+  sleep {KILL_POLL_MS / 1000}
+  waited=$((waited + {KILL_POLL_MS}))
+  left=
+  for group in $groups; do
+    if alive "$group"; then left="$left $group"; fi
+  done
+  groups=$left
+done
+for group in $groups; do kill -s KILL -- "-$group" 2>/dev/null; done
 """
 
 
@@ -102,10 +110,10 @@ class ParentDeathGuardian:
             return proc
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-c", GUARDIAN_PROGRAM, GUARDIAN_ARGV0_TAG],
+                [GUARD_SHELL, "-c", GUARDIAN_SCRIPT, GUARDIAN_ARGV0_TAG],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 cwd="/", start_new_session=True, close_fds=True,
-                env=GUARDIAN_ENV,  # a minimal environment: nothing of a workspace or a command
+                env=GUARDIAN_ENV,
             )
         except OSError as exc:
             raise ToolError(START_FAILED) from exc
