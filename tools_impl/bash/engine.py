@@ -247,6 +247,24 @@ def taskkill_argv(pid: int, *, force: bool, env: Mapping[str, str], hardened: bo
     return [exe, *(["/F"] if force else []), "/T", "/PID", str(pid)]
 
 
+def standin_path(exe: str, root: str) -> str:
+    """Where a POSIX host finds the stand-in for the Windows executable ``exe`` (profile
+    ``taskkill_standin_root``): a Windows path maps under ``root`` with the drive's colon dropped
+    (``C:\\Windows\\System32\\taskkill.exe`` → ``<root>/C/Windows/System32/taskkill.exe``); a bare
+    name is left to the PATH lookup."""
+    if "\\" not in exe and "/" not in exe:
+        return exe
+    parts = [p for p in exe.replace("\\", "/").split("/") if p]
+    if parts and len(parts[0]) == 2 and parts[0][1] == ":":
+        parts[0] = parts[0][0]
+    return os.path.join(root, *parts)
+
+
+def _taskkill_standin(profile: Profile) -> bool:
+    """The Windows taskkill kill path on a POSIX host, with stand-ins (spec patch.bash.win-taskkill)."""
+    return bool(profile.taskkill_standin_root) and sys.platform != "win32"
+
+
 def exit_code_of(returncode: int | None) -> int | None:
     """Python's negative return code (killed by a signal) is Node's ``null`` exit code."""
     if returncode is None or returncode < 0:
@@ -286,6 +304,8 @@ def _kill_tree_now(pid: int) -> None:
 def _windows_terminate(pid: int, force: bool, env: Mapping[str, str], profile: Profile) -> None:
     hardened = profile.patch(PATCH_BASH_WIN_TASKKILL)
     argv = taskkill_argv(pid, force=force, env=env, hardened=hardened)
+    if _taskkill_standin(profile):
+        argv[0] = standin_path(argv[0], str(profile.taskkill_standin_root))
     if not os.path.isabs(argv[0]):
         # a bare name is looked up on the tools' PATH (the host's process environment), as a
         # spawn of "taskkill" would; not found → the spawn fails (no fallback without the patch)
@@ -310,12 +330,20 @@ def start_kill_sequence(pid: int, profile: Profile, env: Mapping[str, str]) -> t
     """
     graceful = profile.patch(PATCH_BASH_GRACEFUL_KILL)
     grace_s = profile.bash_term_grace_ms / 1000
-    if sys.platform == "win32":
+    if sys.platform == "win32" or _taskkill_standin(profile):
         if not graceful:
             _windows_terminate(pid, True, env, profile)
             return None
         _windows_terminate(pid, False, env, profile)
-        timer = threading.Timer(grace_s, _windows_terminate, args=(pid, True, env, profile))
+
+        def escalate_taskkill() -> None:
+            try:
+                _windows_terminate(pid, True, env, profile)
+            finally:
+                PROCESSES.untrack(pid)
+
+        PROCESSES.track(pid)  # stays tracked until the escalation has run
+        timer = threading.Timer(grace_s, escalate_taskkill)
         timer.daemon = True
         timer.start()
         return timer

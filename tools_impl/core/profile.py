@@ -198,6 +198,12 @@ class Profile:
     bash_update_throttle_ms: int = 100
     full_output_prefix: str = "pi-bash"
     shell_path: str | None = None
+    # A POSIX stand-in for the Windows kill path (spec patch.bash.win-taskkill): when set on a host
+    # that is not Windows, timeouts and aborts end the tree through ``taskkill`` as on Windows; a
+    # Windows path the taskkill resolution yields (``C:\Windows\System32\taskkill.exe``) is found
+    # under this directory (``<root>/C/Windows/System32/taskkill.exe``), a bare ``taskkill`` on PATH.
+    # Ignored on Windows. A relative value is resolved against the workspace root by the server.
+    taskkill_standin_root: str | None = None
     can_consume_background_output: bool = True
     # spec common.6 names
     env_sanitize_var: str = "MAVIS_BASH_ENV_SANITIZE"

@@ -441,6 +441,9 @@ class Server:
         if profile.shell_path and not os.path.isabs(profile.shell_path):
             # a relative shellPath names a shell inside the workspace (protocol.schema.json)
             profile = profile.replace(shell_path=os.path.join(root, profile.shell_path))
+        if profile.taskkill_standin_root and not os.path.isabs(profile.taskkill_standin_root):
+            # so does a relative taskkill stand-in root (spec patch.bash.win-taskkill)
+            profile = profile.replace(taskkill_standin_root=os.path.join(root, profile.taskkill_standin_root))
         if req.clean or req.archive is not None:
             clear_directory(root)
         members = 0
