@@ -23,7 +23,8 @@ EOLS: dict[str, str] = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
 RESULT_ONLY_KEYS: tuple[str, ...] = ("is_error", "text", "details", "details_absent", "content_types")
 ERROR_ONLY_KEYS: tuple[str, ...] = ("error", "error_kind")
 # What ``requires`` / a step's ``when`` can ask of the backend (``requires`` also takes ``tools``).
-CONDITION_NAMES: tuple[str, ...] = ("os", "shell", "symlinks", "fifo", "root", "case_sensitive_fs", "isolation")
+CONDITION_NAMES: tuple[str, ...] = ("os", "shell", "symlinks", "fifo", "root", "case_sensitive_fs", "isolation",
+                                     "profile_overlay")
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,9 @@ class Requires:
     root: bool | None = None
     case_sensitive_fs: bool | None = None
     isolation: str | None = None
+    # the implementation honours the settings of a scenario's ``profile:`` overlay (the reference
+    # does; published pi releases ignore it), e.g. a stand-in knob such as taskkill_standin_root
+    profile_overlay: bool | None = None
     tools: tuple[str, ...] = ()
 
     def items(self) -> list[tuple[str, Any]]:

@@ -140,6 +140,7 @@ def capabilities() -> JsonObj:
         "python": platform.python_version(),
         "unicode": unicode_data_version(),
         "packages": package_versions(),
+        "profile_overlay": True,  # the workspace op applies every Profile field it is sent
     }
 
 

@@ -159,6 +159,8 @@ def test_requires_mismatch_is_a_skip_with_reason() -> None:
     assert (res.status, res.reason) == (SKIP, "requires os=windows; the backend has os=linux")
     res = run_one(scenario("id: t/iso\nrequires: {isolation: container}\nsteps: [{tool: read}]\n"))
     assert (res.status, res.reason) == (SKIP, "requires isolation=container; the backend has isolation=none")
+    res = run_one(scenario("id: t/knob\nrequires: {profile_overlay: true}\nsteps: [{tool: read}]\n"))
+    assert (res.status, res.reason) == (SKIP, "requires profile_overlay=true; the backend has profile_overlay=none")
     res = run_one(scenario("id: t/tools\nrequires: {tools: [grep]}\nsteps: [{tool: read}]\n"))
     assert (res.status, res.reason) == (SKIP, "requires tools grep; the implementation offers read, write, bash")
 

@@ -75,6 +75,7 @@ def test_hello_reports_protocol_tools_and_capabilities(server: Served) -> None:
     assert res["tools"] == ["read", "write", "edit", "grep", "glob", "bash"]
     assert res["surface"] == "minimax"
     assert res["capabilities"]["shell"] == "bash"
+    assert res["capabilities"]["profile_overlay"] is True  # scenarios with requires.profile_overlay run here
     # unicodedata2 is a dependency: the Unicode 17 data of the emulated Node runtime is there
     assert res["capabilities"]["unicode"] == "17.0.0"
     assert list(res["capabilities"]["packages"]) == ["unicodedata2", "stringzilla", "tree-sitter", "tree-sitter-bash",
