@@ -15,6 +15,7 @@ both pass there). The verdict for a patch, from the pinned scenarios that ran (s
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -48,12 +49,18 @@ class PatchVerdict:
 
     def skipped_summary(self) -> str:
         """Why every pinned scenario skipped: ``all 2 pinned scenarios need os=windows`` when they
-        share one unmet requirement, else the count."""
+        share one unmet requirement; ``all 5 pinned scenarios skipped: 3 need profile_overlay=true,
+        2 need os=windows`` when each has one (most frequent first); else the count."""
         n = len(self.skipped)
-        wants = {r.split(";", 1)[0].removeprefix("requires ").strip() for r in self.skip_reasons}
-        if len(wants) == 1 and len(self.skip_reasons) == n and all(r.startswith("requires ") for r in self.skip_reasons):
-            return f"all {n} pinned scenario{'s' if n != 1 else ''} need {wants.pop()}"
-        return f"all {n} pinned scenario(s) skipped"
+        lead = f"all {n} pinned scenarios" if n != 1 else "the 1 pinned scenario"
+        if len(self.skip_reasons) != n or not all(r.startswith("requires ") for r in self.skip_reasons):
+            return f"{lead} skipped"
+        wants = Counter(r.split(";", 1)[0].removeprefix("requires ").strip() for r in self.skip_reasons)
+        if len(wants) == 1:
+            return f"{lead} need{'s' if n == 1 else ''} {next(iter(wants))}"
+        parts = [f"{k} need{'s' if k == 1 else ''} {want}"
+                 for want, k in sorted(wants.items(), key=lambda item: (-item[1], item[0]))]
+        return f"{lead} skipped: {', '.join(parts)}"
 
 
 def pins_by_patch(scenarios: Iterable[Scenario]) -> dict[str, dict[str, list[str]]]:
