@@ -1,6 +1,8 @@
-"""Patch pins of the shipped corpus: every toggle a scenario can observe here has scenarios for
-both states, and on the reference each pinned scenario fails once its toggle is flipped (so a pin
-really depends on the toggle it names)."""
+"""Patch pins of the shipped corpus: every toggle has scenarios for both states that run on this
+(POSIX) host, and on the reference each pinned scenario fails once its toggle is flipped (so a pin
+really depends on the toggle it names). Scenarios that need Windows or PowerShell skip here and
+are not flipped; a toggle whose behaviour lives on Windows (bash.win-taskkill) is observed through
+a stand-in selected by a profile knob."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 from harness.backends.local import LocalBackend
 from harness.corpus.coverage import load_rules
 from harness.corpus.loader import load_corpus
-from harness.corpus.patch_pins import PRESENT, UNTESTED, pinned, pins_by_patch, verdicts
+from harness.corpus.patch_pins import PRESENT, pinned, pins_by_patch, verdicts
 from harness.model.results import FAIL, PASS
 from harness.model.scenario import Scenario
 from harness.run.runner import Runner
@@ -18,8 +20,8 @@ from tests.support.repo import REPO
 from tools_impl.core.profile import ALL_PATCHES
 
 CORPORA = [REPO / "scenarios", REPO / "adapters" / "pi" / "scenarios"]
-# Observable only on a Windows host (their scenarios skip here, so they cannot be flipped here).
-WINDOWS_ONLY = frozenset({"bash.win-taskkill"})
+# The real Windows checks of bash.win-taskkill, kept beside its POSIX stand-in scenarios.
+WINDOWS_TASKKILL = ("windows/taskkill-without-system32-on", "windows/taskkill-without-system32-off")
 
 
 def _exempt_patches() -> set[str]:
@@ -56,12 +58,13 @@ def _windows_only(s: Scenario) -> bool:
     return s.requires.os == "windows" or s.requires.shell in ("powershell", "pwsh")
 
 
-def test_windows_only_patches_have_only_windows_scenarios() -> None:
-    pins = pins_by_patch(_scenarios())
-    by_id = {s.id: s for s in _scenarios()}
-    for patch in WINDOWS_ONLY:
-        ids = pins[patch]["on"] + pins[patch]["off"]
-        assert ids and all(_windows_only(by_id[i]) for i in ids), patch
+def test_every_toggle_has_both_states_pinned_by_scenarios_that_run_here() -> None:
+    """So the flip test below covers every toggle."""
+    scenarios = _scenarios()
+    pins = pins_by_patch(s for s in scenarios if not _windows_only(s))
+    assert {p for p in ALL_PATCHES if not (pins[p]["on"] and pins[p]["off"])} == set()
+    windows = pins_by_patch(s for s in scenarios if _windows_only(s))["bash.win-taskkill"]
+    assert (windows["on"], windows["off"]) == ([WINDOWS_TASKKILL[0]], [WINDOWS_TASKKILL[1]])
 
 
 def test_pinned_scenarios_pass_on_the_reference_and_fail_with_their_toggle_flipped() -> None:
@@ -76,12 +79,16 @@ def test_pinned_scenarios_pass_on_the_reference_and_fail_with_their_toggle_flipp
     assert {s.id: status[s.id] for s in scenarios if status[s.id] != "skip"} == {
         s.id: PASS for s in scenarios if status[s.id] != "skip"}
     assert {s.id: status[s.id] for s in flipped} == {s.id: FAIL for s in flipped}
+    assert {patch for s in scenarios if not _windows_only(s) for patch, _ in s.patches} == set(ALL_PATCHES)
 
 
 def test_reference_verdicts_are_present_for_every_observable_patch() -> None:
     scenarios = _scenarios()
     run = Runner(LocalBackend, jobs=2, backend_label="local").run(scenarios)
     found = {v.patch: v.verdict for v in verdicts(scenarios, run)}
-    assert found == {p: (UNTESTED if p in WINDOWS_ONLY else PRESENT) for p in ALL_PATCHES}
+    assert found == {p: PRESENT for p in ALL_PATCHES}
     taskkill = next(v for v in verdicts(scenarios, run) if v.patch == "bash.win-taskkill")
-    assert taskkill.skipped_summary() == "all 2 pinned scenarios need os=windows"
+    assert (taskkill.on_passed, taskkill.off_passed) == (
+        ("bash/taskkill/fallback-on", "bash/taskkill/system-root-on"), ("bash/taskkill/path-lookup-off",))
+    assert taskkill.skipped == WINDOWS_TASKKILL
+    assert all(r.startswith("requires os=windows;") for r in taskkill.skip_reasons)
