@@ -146,6 +146,25 @@ def test_interleaved_partial_characters_on_two_streams_decode_with_separate_deco
     assert "\ufffd" in run(cmd, tmp_path, profile=shared).text
 
 
+def test_output_that_ends_inside_a_character_ends_in_a_replacement_character(tmp_path: Path) -> None:
+    """Node's decoder flushes an incomplete last sequence as U+FFFD on both decoders, also when
+    it is the whole output (a lone 0xEF could have been a BOM until the stream ended)."""
+    for profile in (REFERENCE, REFERENCE.with_patches({"bash.parent-death-guard": False})):
+        assert run("printf '\\357'", tmp_path, profile=profile).text == "\ufffd"
+        assert run("printf 'ok\\342\\202'", tmp_path, profile=profile).text == "ok\ufffd"
+        assert run("printf '\\360\\237' >&2", tmp_path, profile=profile).text == "\ufffd"
+
+
+def test_a_flushed_character_past_the_byte_limit_gets_a_full_output_file(tmp_path: Path) -> None:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    small = REFERENCE.replace(engine_max_bytes=10)
+    res = run("printf '123456789\\342'", tmp_path, env=env, profile=small)
+    assert res.details is not None
+    path = res.details["fullOutputPath"]
+    assert path is not None and res.text.endswith(f"Full output: {path}]")
+    assert Path(path).read_bytes() == b"123456789\xe2"
+
+
 # -- truncation through the engine ------------------------------------------------------------
 
 def test_2500_lines_show_last_2000_with_full_output_file(tmp_path: Path) -> None:
