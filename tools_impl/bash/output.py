@@ -3,7 +3,7 @@
 ``OutputAccumulator`` receives raw chunks from stdout and stderr in arrival order and keeps:
 streaming UTF-8 decoding (Node's ``TextDecoder``, ``js/text_decoder.py``: non-fatal, a BOM at the
 start of a decoder's stream dropped, an incomplete last sequence flushed as U+FFFD; one shared
-decoder as in pi, or one per stream — the ``bash.decode`` seam), whole-stream totals (raw bytes, decoded UTF-8 bytes, lines), a
+decoder as in pi, or one per stream: the engine's ``bash.decode`` seam chooses), whole-stream totals (raw bytes, decoded UTF-8 bytes, lines), a
 rolling decoded tail, and the lazily opened full-output file that receives every raw chunk once
 the output outgrows the engine limits. ``snapshot()`` applies ``limits.truncate_tail`` to the tail;
 ``format_output`` renders the model text with exactly one truncation notice.
@@ -164,7 +164,8 @@ class OutputAccumulator:
     """Accumulates one command's output (spec bash.8). Not thread-safe: callers serialise ``push``.
 
     ``env`` is the tools' environment (``TMPDIR`` decides where the full-output file goes);
-    ``prefix`` is the file-name prefix (``Profile.full_output_prefix``).
+    ``prefix`` is the file-name prefix (``Profile.full_output_prefix``); ``decoders`` maps each
+    stream to its decoder (default pi's ``shared_decoder()``).
     """
 
     def __init__(
@@ -174,7 +175,7 @@ class OutputAccumulator:
         prefix: str = "pi-bash",
         max_lines: int = DEFAULT_MAX_LINES,
         max_bytes: int = DEFAULT_MAX_BYTES,
-        separate_decoders: bool = True,
+        decoders: StreamDecoders | None = None,
         open_sink: SinkOpener = _open_file_sink,
         platform: str = sys.platform,
     ) -> None:
@@ -184,7 +185,7 @@ class OutputAccumulator:
         self._prefix = prefix
         self._platform = platform
         self._open_sink = open_sink
-        self._decoders = per_stream_decoders() if separate_decoders else shared_decoder()
+        self._decoders = shared_decoder() if decoders is None else decoders
         self.raw_bytes = 0
         self.decoded_bytes = 0
         self._newlines = 0

@@ -385,10 +385,13 @@ def test_timer_delay_overflow_fires_after_one_millisecond() -> None:
 
 def test_taskkill_argv_resolution() -> None:
     env = {"SystemRoot": "C:\\Windows"}
-    assert taskkill_argv(42, force=False, env=env, hardened=True) == [
+    hardened = engine.TASKKILL.of(REFERENCE).executable
+    bare = engine.TASKKILL.of(REFERENCE.with_patches({"bash.win-taskkill": False})).executable
+    assert taskkill_argv(42, force=False, exe=hardened(env)) == [
         "C:\\Windows\\System32\\taskkill.exe", "/T", "/PID", "42"]
-    assert taskkill_argv(42, force=True, env=env, hardened=False) == ["taskkill", "/F", "/T", "/PID", "42"]
-    assert taskkill_argv(7, force=True, env={"windir": "D:\\W\\"}, hardened=True)[0] == "D:\\W\\System32\\taskkill.exe"
+    assert taskkill_argv(42, force=True, exe=bare(env)) == ["taskkill", "/F", "/T", "/PID", "42"]
+    assert hardened({"windir": "D:\\W\\"}) == "D:\\W\\System32\\taskkill.exe"
+    assert hardened({}) == "taskkill"
 
 
 def test_pwsh_type_shell_gets_powershell_arguments(tmp_path: Path) -> None:

@@ -14,6 +14,8 @@ from tools_impl.bash.output import (
     format_output,
     full_output_path,
     node_tmpdir,
+    per_stream_decoders,
+    shared_decoder,
 )
 
 
@@ -82,7 +84,7 @@ def test_multibyte_character_split_across_chunks_decodes_once() -> None:
 
 
 def test_separate_decoders_keep_interleaved_streams_intact() -> None:
-    acc, _ = _acc(separate_decoders=True)
+    acc, _ = _acc(decoders=per_stream_decoders())
     euro = "€".encode()
     acc.push(euro[:1], "stdout")
     acc.push(euro[:2], "stderr")
@@ -93,7 +95,7 @@ def test_separate_decoders_keep_interleaved_streams_intact() -> None:
 
 
 def test_shared_decoder_mangles_interleaved_streams_like_upstream() -> None:
-    acc, _ = _acc(separate_decoders=False)
+    acc, _ = _acc(decoders=shared_decoder())
     euro = "€".encode()
     acc.push(euro[:1], "stdout")
     acc.push(euro[:2], "stderr")
@@ -104,9 +106,10 @@ def test_shared_decoder_mangles_interleaved_streams_like_upstream() -> None:
     assert "\ufffd" in acc.snapshot().content
 
 
-def test_parent_death_guard_patch_decodes_each_stream_separately() -> None:
+def test_per_stream_decoders_decode_each_stream_separately() -> None:
     def feed(separate: bool) -> str:
-        acc = OutputAccumulator(env={"TMPDIR": "/nonexistent"}, separate_decoders=separate)
+        decoders = per_stream_decoders() if separate else shared_decoder()
+        acc = OutputAccumulator(env={"TMPDIR": "/nonexistent"}, decoders=decoders)
         out = [acc.push(b"\xc3", "stdout"), acc.push(b"x", "stderr"), acc.push(b"\xa9", "stdout"), acc.finish()]
         return "".join(out)
 
@@ -208,21 +211,21 @@ def test_a_stream_that_is_only_the_start_of_a_sequence_still_ends_in_one_replace
     """Node's TextDecoder: the end of the stream flushes an incomplete sequence as U+FFFD, also
     when it is all the stream holds (and could still have been a BOM)."""
     for head in (b"\xef", b"\xef\xbb", b"\xe2\x82", b"\xf0\x9f\x98"):
-        acc, _ = _acc(separate_decoders=False)
+        acc, _ = _acc(decoders=shared_decoder())
         assert acc.push(head) == ""
         assert acc.finish() == "\ufffd"
         assert (acc.snapshot().content, acc.decoded_bytes, acc.total_lines) == ("\ufffd", 3, 1)
 
 
 def test_a_bom_split_across_chunks_is_still_dropped() -> None:
-    acc, _ = _acc(separate_decoders=False)
+    acc, _ = _acc(decoders=shared_decoder())
     out = [acc.push(b"\xef"), acc.push(b"\xbb"), acc.push(b"\xbfok"), acc.finish()]
     assert "".join(out) == "ok"
     assert acc.decoded_bytes == 2
 
 
 def test_each_stream_decoder_flushes_its_own_incomplete_sequence_at_the_end() -> None:
-    acc, _ = _acc(separate_decoders=True)
+    acc, _ = _acc(decoders=per_stream_decoders())
     acc.push(b"\xef", "stdout")  # could have been the start of stdout's BOM
     acc.push(b"e\xf0\x9f", "stderr")
     assert acc.finish() == "\ufffd\ufffd"
@@ -288,7 +291,7 @@ def test_accumulator_totals_equal_those_of_the_concatenated_stream_for_any_chunk
     is Node's ``TextDecoder`` on the whole stream (a leading BOM dropped, an incomplete last
     sequence one U+FFFD)."""
     stream = b"".join(chunks)
-    acc, _ = _acc(separate_decoders=False)
+    acc, _ = _acc(decoders=shared_decoder())
     prev = 0
     for c in [*sorted(min(c, len(stream)) for c in cuts), len(stream)]:
         acc.push(stream[prev:c])
