@@ -11,6 +11,9 @@ both pass there). The verdict for a patch, from the pinned scenarios that ran (s
 - ``partial``: some ``on`` scenarios passed and some failed;
 - ``untested``: no pinned scenario ran, or none of ``on`` ran while an ``off`` one failed
   (nothing then speaks for either state).
+
+The toggles, their spec rules and descriptions come from the reference's patch registry
+(``tools_impl/server/patch_catalogue.py``), never from the implementation under test.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass, field
 
 from harness.model.results import PASS, SKIP, XFAIL, RunResult
 from harness.model.scenario import Scenario
-from tools_impl.core.profile import ALL_PATCHES
+from tools_impl.server.patch_catalogue import PatchEntry, patch_catalogue
 
 PRESENT = "present"
 ABSENT = "absent"
@@ -40,9 +43,11 @@ class PatchVerdict:
     off_failed: tuple[str, ...] = ()
     skipped: tuple[str, ...] = field(default=())
     skip_reasons: tuple[str, ...] = field(default=())  # one per ``skipped`` scenario, same order
+    spec: str = ""  # the toggle's spec rule id
+    description: str = ""
 
     def to_json(self) -> dict[str, object]:
-        return {"patch": self.patch, "verdict": self.verdict,
+        return {"patch": self.patch, "spec": self.spec, "description": self.description, "verdict": self.verdict,
                 "on": {"passed": list(self.on_passed), "failed": list(self.on_failed)},
                 "off": {"passed": list(self.off_passed), "failed": list(self.off_failed)},
                 "skipped": list(self.skipped), "skip_reasons": list(self.skip_reasons)}
@@ -65,7 +70,7 @@ class PatchVerdict:
 
 def pins_by_patch(scenarios: Iterable[Scenario]) -> dict[str, dict[str, list[str]]]:
     """patch → {"on": [scenario ids], "off": [...]}, for every toggle (empty lists when unpinned)."""
-    out: dict[str, dict[str, list[str]]] = {p: {"on": [], "off": []} for p in ALL_PATCHES}
+    out: dict[str, dict[str, list[str]]] = {p.name: {"on": [], "off": []} for p in patch_catalogue()}
     for s in scenarios:
         for name, state in s.patches:
             out[name][state].append(s.id)
@@ -79,6 +84,7 @@ def pinned(scenarios: Sequence[Scenario]) -> list[Scenario]:
 def verdicts(scenarios: Sequence[Scenario], run: RunResult) -> list[PatchVerdict]:
     status = {r.id: r.status for r in run.scenarios}
     reasons = {r.id: r.reason or "" for r in run.scenarios}
+    entries = {e.name: e for e in patch_catalogue()}
     out: list[PatchVerdict] = []
     for patch, states in pins_by_patch(scenarios).items():
         groups: dict[str, list[str]] = {"on_passed": [], "on_failed": [], "off_passed": [], "off_failed": [], "skipped": [],
@@ -105,7 +111,8 @@ def verdicts(scenarios: Sequence[Scenario], run: RunResult) -> list[PatchVerdict
             verdict = ABSENT
         else:
             verdict = UNTESTED
-        out.append(PatchVerdict(patch, verdict, **{k: tuple(v) for k, v in groups.items()}))
+        out.append(PatchVerdict(patch, verdict, **{k: tuple(v) for k, v in groups.items()},
+                                spec=entries[patch].spec_id, description=entries[patch].description))
     return out
 
 
@@ -123,4 +130,15 @@ def render_text(found: Sequence[PatchVerdict], label: str) -> str:
         elif not detail:
             detail.append("no scenario pins it")
         lines.append(f"  {v.patch:<{width}}  {v.verdict:<8}  {'; '.join(detail)}")
+    return "\n".join(lines) + "\n"
+
+
+def render_catalogue(entries: Sequence[PatchEntry]) -> str:
+    """``toolproof patches --list``: one line per toggle with the layer it changes, its
+    description, its seams and the toggles it needs."""
+    width = max(len(e.name) for e in entries)
+    lines = ["patch toggles of the reference (rules patch.<name> in docs/spec/patches.md):"]
+    for e in entries:
+        needs = f"; needs {', '.join(e.requires)}" if e.requires else ""
+        lines.append(f"  {e.name:<{width}}  {e.surface:<7}  {e.description}  (seams: {', '.join(e.seams)}{needs})")
     return "\n".join(lines) + "\n"

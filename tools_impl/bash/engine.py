@@ -1,21 +1,37 @@
-"""The bash engine (spec bash.4–9): spawn the shell in its own session and process group, read
-stdout and stderr concurrently into the output accumulator, enforce the timeout and the abort
-signal with the kill sequence, decide completion, and turn the outcome into a result or an error.
+"""The bash engine, pi's (spec bash.4–9): spawn the shell in its own session and process group,
+read stdout and stderr concurrently into the output accumulator, enforce the timeout and the
+abort signal with the kill sequence, decide completion, and turn the outcome into a result or an
+error. No patch is woven in: where a MiniMax patch changes what pi does, the engine asks a named
+seam (``core/patches.py``), whose default is pi's behaviour; the patches that register there are
+in ``bash/patches.py``.
+
+Seams (each ``Seam.of(profile)``; default = pi v0.79.1):
+- ``bash.shell`` (``shell.py``) which shell runs the command (spec bash.4);
+- ``bash.transport`` how the command reaches it: ``(shell, *args, command)`` (spec bash.14);
+- ``bash.spawn`` what is spawned and what must happen before the command may start — pi spawns
+  the shell itself (spec bash.15);
+- ``bash.decode`` the UTF-8 decoders of the two streams — one shared (spec bash.8);
+- ``bash.kill`` how a timed-out or aborted run's tree is ended — SIGKILL now (spec bash.6);
+- ``bash.taskkill`` which ``taskkill`` that uses on Windows, and what a failed spawn of it does —
+  a bare ``taskkill``, nothing;
+- ``bash.observe`` who receives the call's process facts — nobody (spec bash.16);
+- ``bash.exec-facts`` what a success adds to ``details`` — nothing (spec bash.9);
+- ``bash.cwd-missing`` the missing-cwd message (spec bash.5).
 
 Contract of ``run_command``:
 - returns ``EngineResult(text, details)`` on a normal exit with code 0 or ``None`` (killed by a
   signal without timeout/abort); ``details`` is ``{truncation, fullOutputPath}`` only when the
-  output was truncated, plus ``processOutput`` with patch ``engine.exec-facts``;
+  output was truncated, plus what the ``bash.exec-facts`` seam adds;
 - raises ``ToolAborted`` (message ends with ``Command aborted``) when ``abort`` was set;
 - raises ``ToolError`` ``… Command timed out after N seconds`` on timeout and
   ``… Command exited with code N`` on a non-zero exit;
 - re-raises the spawn-hook error, the shell-selection error, the missing-cwd error and spawn
   failures (``spawn <shell> ENOENT``) unchanged; collected output is then discarded.
 
-Process handling: the kill sequence (``bash.graceful-kill``: SIGTERM to the group, SIGKILL after
-``Profile.bash_term_grace_ms`` unless the group is gone; off: immediate SIGKILL) runs on a timer
-independent of the call, so a TERM-ignoring descendant is killed even after the shell exited and
-the call returned. The call completes when the shell has exited and both pipes reached EOF, or
+Process handling: the kill sequence (seam ``bash.kill``; patch ``bash.graceful-kill`` makes it
+SIGTERM to the group, SIGKILL after ``Profile.bash_term_grace_ms`` unless the group is gone) runs
+on a timer independent of the call, so a TERM-ignoring descendant is killed even after the shell
+exited and the call returned. The call completes when the shell has exited and both pipes reached EOF, or
 ``Profile.bash_exit_stdio_grace_ms`` after the exit; then what is already waiting in the pipes is
 taken (bounded), the pipes are closed, and descendants that still hold them are neither waited
 for nor killed. Every spawned group is tracked until its
@@ -43,23 +59,20 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from tools_impl.bash.env_sanitize import sanitize_bash_subprocess_env
-from tools_impl.bash.guardian import GUARDIAN, guarded_argv, release
-from tools_impl.bash.output import OutputAccumulator, append_status, format_output
-from tools_impl.bash.powershell import prepare_invocation
-from tools_impl.bash.shell import SHELL_TYPE_BASH, engine_bin_dir, get_shell_config, prepend_engine_bin
-from tools_impl.core.errors import ToolAborted, ToolError
-from tools_impl.core.profile import (
-    PATCH_BASH_GRACEFUL_KILL,
-    PATCH_BASH_PARENT_DEATH_GUARD,
-    PATCH_BASH_PROCESS_EVENTS,
-    PATCH_BASH_WIN_TASKKILL,
-    PATCH_ENGINE_EXEC_FACTS,
-    PATCH_SHELL_WINDOWS_POWERSHELL,
-    Profile,
+from tools_impl.bash.output import (
+    OutputAccumulator,
+    StreamDecoders,
+    append_status,
+    format_output,
+    shared_decoder,
 )
+from tools_impl.bash.shell import ShellConfig, engine_bin_dir, get_shell_config, prepend_engine_bin
+from tools_impl.core.errors import ToolAborted, ToolError
+from tools_impl.core.patches import SURFACE_ENGINE, Seam
+from tools_impl.core.profile import Profile
 from tools_impl.js.node_errors import error_code
 from tools_impl.js.text import js_number
 
@@ -72,8 +85,7 @@ FINAL_DRAIN_MAX_BYTES = 1024 * 1024
 MAX_TIMER_DELAY_MS = 2_147_483_647  # Node's setTimeout limit; larger delays fire after 1 ms
 OVERFLOW_TIMER_DELAY_MS = 1
 
-CWD_MISSING_REFERENCE = "Working directory does not exist: {cwd}\nCannot execute commands."
-CWD_MISSING_UPSTREAM = "Working directory does not exist: {cwd}\nCannot execute bash commands."
+CWD_MISSING_TEMPLATE = "Working directory does not exist: {cwd}\nCannot execute bash commands."
 STATUS_ABORTED = "Command aborted"
 STATUS_TIMEOUT = "Command timed out after {seconds} seconds"
 STATUS_EXIT = "Command exited with code {code}"
@@ -99,11 +111,21 @@ class SpawnInputs:
 
 
 SpawnHook = Callable[[SpawnInputs], SpawnInputs]
-# The optional process observer (patch ``bash.process-events``, spec bash.16): receives one fact
-# per call as a JSON-ready mapping ``{"event", "role", ...}``.
+# The optional process observer (spec bash.16; seam ``bash.observe``): receives one fact per call
+# as a JSON-ready mapping ``{"event", "role", ...}``.
 ProcessObserver = Callable[[dict[str, Any]], None]
 DataCallback = Callable[[str], None]
 UpdateCallback = Callable[["EngineResult"], None]
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """What the engine spawns: the full argv, text for the child's stdin (None = no stdin pipe)
+    and variables to add to the child's environment."""
+
+    argv: tuple[str, ...]
+    stdin_text: str | None = None
+    env_additions: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -176,7 +198,7 @@ class ProcessRegistry:
             if not self._closed:
                 self._pids.add(pid)
                 return True
-        _kill_tree_now(pid)
+        kill_tree_now(pid)
         return False
 
     def kill_all(self, *, final: bool = False) -> None:
@@ -192,7 +214,7 @@ class ProcessRegistry:
             pids = list(self._pids)
             self._pids.clear()
         for pid in pids:
-            _kill_tree_now(pid)
+            kill_tree_now(pid)
 
     def close_at_exit(self) -> None:
         self.kill_all(final=True)
@@ -227,8 +249,7 @@ def timeout_armed(timeout: float | None) -> bool:
 
 
 def cwd_missing_message(cwd: str, profile: Profile) -> str:
-    template = CWD_MISSING_REFERENCE if profile.patch(PATCH_SHELL_WINDOWS_POWERSHELL) else CWD_MISSING_UPSTREAM
-    return template.format(cwd=cwd)
+    return CWD_MISSING.of(profile).format(cwd=cwd)
 
 
 def spawn_error_message(argv0: str, exc: OSError) -> str:
@@ -236,15 +257,15 @@ def spawn_error_message(argv0: str, exc: OSError) -> str:
     return f"spawn {argv0} {error_code(exc) or 'UNKNOWN'}"
 
 
-def taskkill_argv(pid: int, *, force: bool, env: Mapping[str, str], hardened: bool) -> list[str]:
-    """``taskkill [/F] /T /PID <pid>``; with ``bash.win-taskkill`` the executable comes from
-    ``SystemRoot``/``windir`` (``<root>\\System32\\taskkill.exe``)."""
-    exe = "taskkill"
-    if hardened:
-        root = env.get("SystemRoot") or env.get("SYSTEMROOT") or env.get("windir") or env.get("WINDIR")
-        if root:
-            exe = root.rstrip("\\/") + "\\System32\\taskkill.exe"
+def taskkill_argv(pid: int, *, force: bool, exe: str = "taskkill") -> list[str]:
+    """``taskkill [/F] /T /PID <pid>``."""
     return [exe, *(["/F"] if force else []), "/T", "/PID", str(pid)]
+
+
+def system_taskkill(env: Mapping[str, str]) -> str:
+    """``<SystemRoot or windir>\\System32\\taskkill.exe``, or a bare ``taskkill`` when neither is set."""
+    root = env.get("SystemRoot") or env.get("SYSTEMROOT") or env.get("windir") or env.get("WINDIR")
+    return root.rstrip("\\/") + "\\System32\\taskkill.exe" if root else "taskkill"
 
 
 def standin_path(exe: str, root: str) -> str:
@@ -265,6 +286,11 @@ def _taskkill_standin(profile: Profile) -> bool:
     return bool(profile.taskkill_standin_root) and sys.platform != "win32"
 
 
+def kills_with_taskkill(profile: Profile) -> bool:
+    """Whether a run's tree is ended through ``taskkill`` (Windows, or its POSIX stand-in)."""
+    return sys.platform == "win32" or _taskkill_standin(profile)
+
+
 def exit_code_of(returncode: int | None) -> int | None:
     """Python's negative return code (killed by a signal) is Node's ``null`` exit code."""
     if returncode is None or returncode < 0:
@@ -274,7 +300,7 @@ def exit_code_of(returncode: int | None) -> int | None:
 
 # -- killing --------------------------------------------------------------------------------
 
-def _signal_group(pid: int, sig: int) -> None:
+def signal_group(pid: int, sig: int) -> None:
     try:
         os.killpg(pid, sig)
     except OSError:
@@ -282,7 +308,7 @@ def _signal_group(pid: int, sig: int) -> None:
             os.kill(pid, sig)
 
 
-def _group_exists(pid: int) -> bool:
+def group_exists(pid: int) -> bool:
     try:
         os.killpg(pid, 0)
     except ProcessLookupError:
@@ -292,23 +318,45 @@ def _group_exists(pid: int) -> bool:
     return True
 
 
-def _kill_tree_now(pid: int) -> None:
+def kill_tree_now(pid: int) -> None:
+    """SIGKILL the group (on Windows ``taskkill /F /T`` from System32): the emergency cleanup."""
     if sys.platform == "win32":
         with contextlib.suppress(OSError, subprocess.SubprocessError):
-            subprocess.run(taskkill_argv(pid, force=True, env=os.environ, hardened=True),
+            subprocess.run(taskkill_argv(pid, force=True, exe=system_taskkill(os.environ)),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         return
-    _signal_group(pid, signal.SIGKILL)
+    signal_group(pid, signal.SIGKILL)
 
 
-def _windows_terminate(pid: int, force: bool, env: Mapping[str, str], profile: Profile) -> None:
-    hardened = profile.patch(PATCH_BASH_WIN_TASKKILL)
-    argv = taskkill_argv(pid, force=force, env=env, hardened=hardened)
+@dataclass(frozen=True)
+class TaskkillPolicy:
+    """Which ``taskkill`` ends a tree on Windows (``executable(env)``), and what happens when it
+    cannot be spawned (``on_spawn_failure(pid, force)``)."""
+
+    executable: Callable[[Mapping[str, str]], str]
+    on_spawn_failure: Callable[[int, bool], None]
+
+
+def _bare_taskkill(_env: Mapping[str, str]) -> str:
+    return "taskkill"
+
+
+def _give_up(_pid: int, _force: bool) -> None:
+    return None
+
+
+PI_TASKKILL = TaskkillPolicy(_bare_taskkill, _give_up)
+
+
+def terminate_with_taskkill(pid: int, force: bool, env: Mapping[str, str], profile: Profile) -> None:
+    """``taskkill [/F] /T /PID <pid>`` (seam ``bash.taskkill`` picks the executable)."""
+    policy = TASKKILL.of(profile)
+    argv = taskkill_argv(pid, force=force, exe=policy.executable(env))
     if _taskkill_standin(profile):
         argv[0] = standin_path(argv[0], str(profile.taskkill_standin_root))
     if not os.path.isabs(argv[0]):
         # a bare name is looked up on the tools' PATH (the host's process environment), as a
-        # spawn of "taskkill" would; not found → the spawn fails (no fallback without the patch)
+        # spawn of "taskkill" would; not found → the spawn fails
         path = next((v for k, v in env.items() if k.lower() == "path"), None)
         found = shutil.which(argv[0], path=path)
         argv[0] = found if found is not None else argv[0]
@@ -317,53 +365,103 @@ def _windows_terminate(pid: int, force: bool, env: Mapping[str, str], profile: P
             raise FileNotFoundError(argv[0])
         subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     except (OSError, subprocess.SubprocessError):
-        if hardened:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGTERM if not force else getattr(signal, "SIGKILL", signal.SIGTERM))
+        policy.on_spawn_failure(pid, force)
+
+
+class KillSequence(Protocol):
+    def __call__(self, pid: int, profile: Profile, env: Mapping[str, str]) -> threading.Timer | None: ...
+
+
+def kill_at_once(pid: int, profile: Profile, env: Mapping[str, str]) -> threading.Timer | None:
+    """pi's kill sequence: SIGKILL to the group (on Windows ``taskkill /F /T``); no escalation."""
+    if kills_with_taskkill(profile):
+        terminate_with_taskkill(pid, True, env, profile)
+    else:
+        signal_group(pid, signal.SIGKILL)
+    return None
 
 
 def start_kill_sequence(pid: int, profile: Profile, env: Mapping[str, str]) -> threading.Timer | None:
-    """Begin terminating the process tree of ``pid`` (spec bash.6). Returns the escalation timer.
+    """Begin terminating the process tree of ``pid`` (spec bash.6; seam ``bash.kill``). Returns
+    the escalation timer when one is pending; the group stays tracked until it has run."""
+    return KILL.of(profile)(pid, profile, env)
 
-    Graceful (patch ``bash.graceful-kill``): SIGTERM to the group now; SIGKILL to the group after
-    the grace period unless ``killpg(pid, 0)`` reports the group gone. Upstream: SIGKILL now.
-    """
-    graceful = profile.patch(PATCH_BASH_GRACEFUL_KILL)
-    grace_s = profile.bash_term_grace_ms / 1000
-    if sys.platform == "win32" or _taskkill_standin(profile):
-        if not graceful:
-            _windows_terminate(pid, True, env, profile)
-            return None
-        _windows_terminate(pid, False, env, profile)
 
-        def escalate_taskkill() -> None:
-            try:
-                _windows_terminate(pid, True, env, profile)
-            finally:
-                PROCESSES.untrack(pid)
+# -- seams ----------------------------------------------------------------------------------
+# Where a patch may change what pi does (core/patches.py); each default is pi's behaviour. The
+# patches that register here are in bash/patches.py.
 
-        PROCESSES.track(pid)  # stays tracked until the escalation has run
-        timer = threading.Timer(grace_s, escalate_taskkill)
-        timer.daemon = True
-        timer.start()
-        return timer
-    if not graceful:
-        _signal_group(pid, signal.SIGKILL)
-        return None
-    _signal_group(pid, signal.SIGTERM)
+class Transport(Protocol):
+    def __call__(self, shell: ShellConfig, command: str, *, cwd: str, env: Mapping[str, str], profile: Profile,
+                 abort: threading.Event | None, nonce: str | None) -> Invocation: ...
 
-    def escalate() -> None:
-        try:
-            if _group_exists(pid):
-                _signal_group(pid, signal.SIGKILL)
-        finally:
-            PROCESSES.untrack(pid)
 
-    PROCESSES.track(pid)  # stays tracked until the escalation has run
-    timer = threading.Timer(grace_s, escalate)
-    timer.daemon = True
-    timer.start()
-    return timer
+def direct_invocation(shell: ShellConfig, command: str, *, cwd: str, env: Mapping[str, str], profile: Profile,
+                      abort: threading.Event | None, nonce: str | None) -> Invocation:
+    """pi: the command is the shell's last argument."""
+    return Invocation((shell.shell, *shell.args, command))
+
+
+class Launch:
+    """What one run spawns (seam ``bash.spawn``). pi's: the shell itself, which starts the command
+    at once. A launch that is ``held`` spawns a process that waits on its stdin pipe until
+    ``release`` lets the command start."""
+
+    role = ROLE_SHELL
+    held = False
+
+    def __init__(self, argv: list[str]) -> None:
+        self.argv = argv
+
+    def release(self, proc: subprocess.Popen[bytes], abort: threading.Event) -> None:
+        """Let a held command start (not when ``abort`` is set). Raises ``ToolError`` when it
+        cannot, after ending the process."""
+
+    def close(self) -> None:
+        """The run is over (also after a failure)."""
+
+
+class Launcher(Protocol):
+    def __call__(self, argv: list[str], *, managed: bool, stdin_fed: bool, profile: Profile) -> Launch: ...
+
+
+def direct_launch(argv: list[str], *, managed: bool, stdin_fed: bool, profile: Profile) -> Launch:
+    return Launch(argv)
+
+
+ObserverFilter = Callable[[ProcessObserver | None], ProcessObserver | None]
+ExecFacts = Callable[[OutputAccumulator, int | None, str | None], dict[str, Any] | None]
+
+
+def no_observer(_observer: ProcessObserver | None) -> ProcessObserver | None:
+    return None
+
+
+def no_exec_facts(_acc: OutputAccumulator, _exit_code: int | None, _raw_path: str | None) -> dict[str, Any] | None:
+    return None
+
+
+CWD_MISSING: Seam[str] = Seam(
+    "bash.cwd-missing", SURFACE_ENGINE, CWD_MISSING_TEMPLATE,
+    "the message for a working directory that does not exist, {cwd} filled in (spec bash.5)")
+TRANSPORT: Seam[Transport] = Seam(
+    "bash.transport", SURFACE_ENGINE, direct_invocation,
+    "how the command reaches the shell: argv, stdin or an environment variable (spec bash.14)")
+LAUNCH: Seam[Launcher] = Seam(
+    "bash.spawn", SURFACE_ENGINE, direct_launch,
+    "what a run spawns, and what happens before its command may start (spec bash.15)")
+DECODE: Seam[Callable[[], StreamDecoders]] = Seam(
+    "bash.decode", SURFACE_ENGINE, shared_decoder, "the UTF-8 decoders of stdout and stderr (spec bash.8)")
+KILL: Seam[KillSequence] = Seam(
+    "bash.kill", SURFACE_ENGINE, kill_at_once, "how the tree of a timed-out or aborted run is ended (spec bash.6)")
+TASKKILL: Seam[TaskkillPolicy] = Seam(
+    "bash.taskkill", SURFACE_ENGINE, PI_TASKKILL,
+    "which taskkill ends a tree on Windows, and what a failed spawn of it does")
+OBSERVE: Seam[ObserverFilter] = Seam(
+    "bash.observe", SURFACE_ENGINE, no_observer, "whether the call's observer receives its process facts (spec bash.16)")
+EXEC_FACTS: Seam[ExecFacts] = Seam(
+    "bash.exec-facts", SURFACE_ENGINE, no_exec_facts, "what a successful run adds to its details (spec bash.9)")
+ENGINE_SEAMS: tuple[Seam[Any], ...] = (CWD_MISSING, TRANSPORT, LAUNCH, DECODE, KILL, TASKKILL, OBSERVE, EXEC_FACTS)
 
 
 # -- the run --------------------------------------------------------------------------------
@@ -593,9 +691,7 @@ class _ThreadReader:
 def _build_argv(command: str, cwd: str, env: Mapping[str, str], profile: Profile,
                 abort: threading.Event) -> tuple[list[str], str | None, dict[str, str]]:
     shell = get_shell_config(profile, env)
-    if shell.type == SHELL_TYPE_BASH:
-        return [shell.shell, *shell.args, command], None, {}
-    inv = prepare_invocation(shell, command, cwd=cwd, env=env, profile=profile, abort=abort)
+    inv = TRANSPORT.of(profile)(shell, command, cwd=cwd, env=env, profile=profile, abort=abort, nonce=None)
     return list(inv.argv), inv.stdin_text, dict(inv.env_additions)
 
 
@@ -612,7 +708,7 @@ def run_command(
     on_spawn: Callable[[int], None] | None = None,
     on_update: UpdateCallback | None = None,
     observer: ProcessObserver | None = None,
-    parent_death_guard: bool = False,
+    managed: bool = False,
 ) -> EngineResult:
     """Run ``command`` in a fresh shell (see the module docstring for the full contract).
 
@@ -620,14 +716,13 @@ def run_command(
     cwd and env before the spawn; ``on_data`` receives decoded output text in arrival order;
     ``on_spawn`` receives the pid (= pgid) once the process exists; ``on_update`` receives the
     streaming updates of spec bash.8 (one empty update at start, then ``formatOutput(snapshot, "")``
-    at most once per ``Profile.bash_update_throttle_ms``). ``observer`` receives the process facts
-    of spec bash.16 (``spawned``, ``spawn_failed``, ``command_dispatched``, ``timeout``) when patch
-    ``bash.process-events`` is on; it is never called otherwise. ``parent_death_guard`` (the task
-    layer's managed and background runs) launches the command under the parent-death guardian
-    when patch ``bash.parent-death-guard`` is on (spec bash.15; POSIX, and not for a transport
-    that feeds the child's stdin).
+    at most once per ``Profile.bash_update_throttle_ms``). ``observer`` is offered the process
+    facts of spec bash.16 (``spawned``, ``spawn_failed``, ``command_dispatched``, ``timeout``);
+    the ``bash.observe`` seam decides whether it receives them (pi: never). ``managed`` marks the
+    task layer's managed and background runs, for the ``bash.spawn`` seam (with patch
+    ``bash.parent-death-guard`` they run under the guardian, spec bash.15).
     """
-    observe = observer if profile.patch(PATCH_BASH_PROCESS_EVENTS) else None
+    observe = OBSERVE.of(profile)(observer)
     inputs = SpawnInputs(command, cwd, dict(env))
     if spawn_hook is not None:
         inputs = spawn_hook(inputs)
@@ -637,22 +732,18 @@ def run_command(
     if abort.is_set():
         raise ToolAborted(STATUS_ABORTED)
     spawn_env = {**inputs.env, **env_additions}
-    guarded = (parent_death_guard and profile.patch(PATCH_BASH_PARENT_DEATH_GUARD)
-               and sys.platform != "win32" and stdin_text is None)
-    role = ROLE_SHELL
-    if guarded:
-        argv = guarded_argv(argv, profile.guardian_shell_name)
-        role = ROLE_GUARDIAN_LAUNCHER
+    launch = LAUNCH.of(profile)(argv, managed=managed, stdin_fed=stdin_text is not None, profile=profile)
+    role = launch.role
     acc = OutputAccumulator(
         env=inputs.env,
         prefix=profile.full_output_prefix,
         max_lines=profile.engine_max_lines,
         max_bytes=profile.engine_max_bytes,
-        separate_decoders=profile.patch(PATCH_BASH_PARENT_DEATH_GUARD),
+        decoders=DECODE.of(profile)(),
     )
     PROCESSES.begin_spawn()
     try:
-        proc, fds = _spawn(argv, inputs.cwd, spawn_env, stdin_text, stdin_pipe=guarded)
+        proc, fds = _spawn(launch.argv, inputs.cwd, spawn_env, stdin_text, stdin_pipe=launch.held)
     except BaseException as exc:
         PROCESSES.end_spawn(None)
         if isinstance(exc, ToolError):
@@ -663,7 +754,6 @@ def run_command(
     notify(observe, EVENT_SPAWNED, role, pid=pid)
     escalation: threading.Timer | None = None
     state = _RunState()
-    lease: str | None = None
     reader: _PosixReader | _ThreadReader | None = None
     try:
         reader = _PosixReader(proc, fds) if fds is not None else _ThreadReader(proc)
@@ -676,16 +766,8 @@ def run_command(
         def dispatched() -> None:
             notify(observe, EVENT_COMMAND_DISPATCHED, role, pid=pid, transport=transport)
 
-        if guarded:
-            try:
-                lease = GUARDIAN.arm(pid)
-            except ToolError:
-                release(proc.stdin, ready=False)  # the launcher exits 125; the command never starts
-                _kill_tree_now(pid)
-                with contextlib.suppress(subprocess.SubprocessError):
-                    proc.wait(SPAWN_SETTLE_TIMEOUT_S)
-                raise
-            release(proc.stdin, ready=not abort.is_set())
+        if launch.held:
+            launch.release(proc, abort)
             if not abort.is_set():
                 dispatched()
         elif stdin_text is not None and proc.stdin is not None:
@@ -705,8 +787,7 @@ def run_command(
         acc.close()
         if escalation is None:
             PROCESSES.untrack(pid)
-        if lease is not None:
-            GUARDIAN.disarm(lease)
+        launch.close()
     tail = acc.finish()
     if tail and on_data is not None:
         on_data(tail)
@@ -721,18 +802,9 @@ def run_command(
     if state.exit_code is not None and state.exit_code != 0:
         raise CommandExitError(append_status(out.text, STATUS_EXIT.format(code=state.exit_code)), state.exit_code)
     details = dict(out.details) if out.details else None
-    if profile.patch(PATCH_ENGINE_EXEC_FACTS):
-        facts = acc.stream_facts()
-        details = details or {}
-        details["processOutput"] = {
-            "stdout": facts.stdout,
-            "stderr": facts.stderr,
-            "exitCode": state.exit_code,
-            "interrupted": state.exit_code is None,
-            "stdoutTruncated": facts.stdout_truncated,
-            "stderrTruncated": facts.stderr_truncated,
-            "rawOutputPath": snap.full_output_path,
-        }
+    facts = EXEC_FACTS.of(profile)(acc, state.exit_code, snap.full_output_path)
+    if facts:
+        details = {**(details or {}), **facts}
     return EngineResult(out.text, details, state.exit_code)
 
 

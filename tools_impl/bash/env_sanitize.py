@@ -21,7 +21,8 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from tools_impl.core.profile import PATCH_WRAP_SCRUB_PROVIDER_KEY, Profile
+from tools_impl.core.patches import SURFACE_WRAPPER, Seam
+from tools_impl.core.profile import Profile
 from tools_impl.js.text import js_trim
 
 MODE_OFF = "off"
@@ -29,7 +30,8 @@ MODE_SCRUB = "scrub"
 MODE_STRICT = "strict"
 VALID_MODES: frozenset[str] = frozenset({MODE_OFF, MODE_SCRUB, MODE_STRICT})
 
-# The runtime's own provider key; dropped from the scrub list when wrap.scrub-provider-key is off.
+# The runtime's own provider key: the wrapper before patch wrap.scrub-provider-key left it out of
+# the scrub list.
 PROVIDER_KEY_NAME = "MCODE_PROVIDER_API_KEY"
 # GitHub Actions exposes action inputs as INPUT_<NAME>; scrub removes that alias too.
 INPUT_ALIAS_PREFIX = "INPUT_"
@@ -122,11 +124,21 @@ def resolve_bash_env_policy(
     return BashEnvPolicy(mode=mode, allowlist=allowlist, prepend_path=prepend, spawn_preflight=preflight)
 
 
-def scrub_list(profile: Profile) -> tuple[str, ...]:
-    """``BASH_SUBPROCESS_SCRUB`` for this profile (23 entries when the provider-key fix is off)."""
-    if profile.patch(PATCH_WRAP_SCRUB_PROVIDER_KEY):
-        return tuple(profile.scrub_list)
+def scrub_list_without_provider_key(profile: Profile) -> tuple[str, ...]:
+    """The wrapper's scrub list before the fix: ``Profile.scrub_list`` without the provider key."""
     return tuple(k for k in profile.scrub_list if k != PROVIDER_KEY_NAME)
+
+
+SCRUB_LIST: Seam[Callable[[Profile], tuple[str, ...]]] = Seam(
+    "bash.env-scrub", SURFACE_WRAPPER, scrub_list_without_provider_key,
+    "the names scrub mode removes from the command's environment (spec bash.env.1)")
+WRAPPER_SEAMS: tuple[Seam[Callable[[Profile], tuple[str, ...]]], ...] = (SCRUB_LIST,)
+
+
+def scrub_list(profile: Profile) -> tuple[str, ...]:
+    """``BASH_SUBPROCESS_SCRUB`` for this profile (seam ``bash.env-scrub``; 23 entries without
+    patch ``wrap.scrub-provider-key``)."""
+    return SCRUB_LIST.of(profile)(profile)
 
 
 def is_layer_a_name(name: str, profile: Profile) -> bool:

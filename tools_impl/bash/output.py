@@ -1,9 +1,9 @@
 """The bash engine's output accumulator (spec bash.8) and result formatting (spec bash.9).
 
 ``OutputAccumulator`` receives raw chunks from stdout and stderr in arrival order and keeps:
-streaming UTF-8 decoding (non-fatal, a BOM at the start of a decoder's stream dropped as by
-Node's ``TextDecoder``; one shared decoder, or one per stream with patch
-``bash.parent-death-guard``), whole-stream totals (raw bytes, decoded UTF-8 bytes, lines), a
+streaming UTF-8 decoding (Node's ``TextDecoder``, ``js/text_decoder.py``: non-fatal, a BOM at the
+start of a decoder's stream dropped, an incomplete last sequence flushed as U+FFFD; one shared
+decoder as in pi, or one per stream: the engine's ``bash.decode`` seam chooses), whole-stream totals (raw bytes, decoded UTF-8 bytes, lines), a
 rolling decoded tail, and the lazily opened full-output file that receives every raw chunk once
 the output outgrows the engine limits. ``snapshot()`` applies ``limits.truncate_tail`` to the tail;
 ``format_output`` renders the model text with exactly one truncation notice.
@@ -14,7 +14,6 @@ injectable (``open_sink``) so the logic can be tested without touching the temp 
 
 from __future__ import annotations
 
-import codecs
 import os
 import secrets
 import sys
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from tools_impl.js.text import format_size, utf8_len, utf8_safe_suffix
+from tools_impl.js.text_decoder import TextDecoder
 from tools_impl.shared.truncation import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES,
@@ -116,6 +116,21 @@ class FormattedOutput:
     details: dict[str, Any] | None
 
 
+StreamDecoders = dict[str, TextDecoder]
+
+
+def shared_decoder() -> StreamDecoders:
+    """pi's decoding: one ``TextDecoder`` for stdout and stderr together."""
+    one = TextDecoder()
+    return dict.fromkeys(STREAMS, one)
+
+
+def per_stream_decoders() -> StreamDecoders:
+    """One ``TextDecoder`` per stream, so a character split by a write on the other stream
+    still decodes whole."""
+    return {s: TextDecoder() for s in STREAMS}
+
+
 class _RollingText:
     """A decoded tail kept between ``keep`` and ``2 * keep`` UTF-8 bytes (chunks joined lazily)."""
 
@@ -149,7 +164,8 @@ class OutputAccumulator:
     """Accumulates one command's output (spec bash.8). Not thread-safe: callers serialise ``push``.
 
     ``env`` is the tools' environment (``TMPDIR`` decides where the full-output file goes);
-    ``prefix`` is the file-name prefix (``Profile.full_output_prefix``).
+    ``prefix`` is the file-name prefix (``Profile.full_output_prefix``); ``decoders`` maps each
+    stream to its decoder (default pi's ``shared_decoder()``).
     """
 
     def __init__(
@@ -159,7 +175,7 @@ class OutputAccumulator:
         prefix: str = "pi-bash",
         max_lines: int = DEFAULT_MAX_LINES,
         max_bytes: int = DEFAULT_MAX_BYTES,
-        separate_decoders: bool = True,
+        decoders: StreamDecoders | None = None,
         open_sink: SinkOpener = _open_file_sink,
         platform: str = sys.platform,
     ) -> None:
@@ -169,11 +185,7 @@ class OutputAccumulator:
         self._prefix = prefix
         self._platform = platform
         self._open_sink = open_sink
-        self._separate = separate_decoders
-        # Node's TextDecoder (ignoreBOM false) drops a BOM at the start of each decoder's stream
-        make = codecs.getincrementaldecoder("utf-8-sig")
-        shared = make(errors="replace")
-        self._decoders = {s: (make(errors="replace") if separate_decoders else shared) for s in STREAMS}
+        self._decoders = shared_decoder() if decoders is None else decoders
         self.raw_bytes = 0
         self.decoded_bytes = 0
         self._newlines = 0
@@ -196,7 +208,7 @@ class OutputAccumulator:
         if not data:
             return ""
         self.raw_bytes += len(data)
-        text = self._decoders[stream].decode(data, False)
+        text = self._decoders[stream].decode(data)
         self._add_text(text, stream)
         self._write_raw(data)
         return text
@@ -213,10 +225,12 @@ class OutputAccumulator:
             if id(dec) in seen:
                 continue
             seen.add(id(dec))
-            text = dec.decode(b"", True)
+            text = dec.decode(b"", stream=False)
             if text:
                 self._add_text(text, stream)
                 out.append(text)
+        if self._pending is not None and self._over_limits():
+            self._open_full_output()  # the flushed text crossed a limit (pi's finish() does the same)
         self.close()
         return "".join(out)
 
@@ -249,22 +263,25 @@ class OutputAccumulator:
     def _write_raw(self, data: bytes) -> None:
         if self._pending is not None:
             self._pending.append(data)
-            if not self._over_limits():
-                return
-            self.full_output_path = full_output_path(self._env, self._prefix, self._platform)
-            pending, self._pending = self._pending, None
-            try:
-                self._sink = self._open_sink(self.full_output_path)
-                for chunk in pending:
-                    self._sink.write(chunk)
-            except OSError:
-                self._sink = None  # the path is still reported, as pi computes it before opening
+            if self._over_limits():
+                self._open_full_output()
             return
         if self._sink is not None:
             try:
                 self._sink.write(data)
             except OSError:
                 self._sink = None
+
+    def _open_full_output(self) -> None:
+        """Name the full-output file and write what was buffered into it."""
+        self.full_output_path = full_output_path(self._env, self._prefix, self._platform)
+        pending, self._pending = self._pending or [], None
+        try:
+            self._sink = self._open_sink(self.full_output_path)
+            for chunk in pending:
+                self._sink.write(chunk)
+        except OSError:
+            self._sink = None  # the path is still reported, as pi computes it before opening
 
     # -- reading ------------------------------------------------------------------------
     def tail_text(self) -> str:

@@ -1,14 +1,10 @@
 """Windows PowerShell 5.1 command transport (spec bash.14): the language-mode probe and its cache,
-the FullLanguage stdin launcher, the ConstrainedLanguage environment-variable launcher, and
-``prepare_invocation`` — the argv / stdin / extra environment the bash engine spawns with.
+the FullLanguage stdin launcher and the ConstrainedLanguage environment-variable launcher, which
+the patches ``bash.ps51-stdin-launcher`` and ``bash.ps-constrained`` (``bash/patches.py``) use at
+the engine's ``bash.transport`` seam; ``prepare_invocation`` is what that seam gives for a profile.
 
 The launcher texts are pure functions of a nonce (and the profile's name prefixes), so they can
 be asserted exactly; the probe is the only I/O here.
-
-Toggle interplay (``bash.ps51-stdin-launcher`` = S, ``bash.ps-constrained`` = C; both need
-``shell.windows-powershell``): with C on the probe runs and ``ConstrainedLanguage`` selects the
-environment-variable launcher; otherwise S on selects the stdin launcher and S off passes the
-command directly as the ``-Command`` argument (inferred for the upstream-like combination).
 """
 
 from __future__ import annotations
@@ -20,17 +16,12 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import cast
 
-from tools_impl.bash.shell import SHELL_TYPE_POWERSHELL, ShellConfig
+from tools_impl.bash.engine import TRANSPORT, Invocation
+from tools_impl.bash.shell import ShellConfig
 from tools_impl.core.errors import ToolAborted
-from tools_impl.core.profile import (
-    PATCH_BASH_PS51_STDIN_LAUNCHER,
-    PATCH_BASH_PS_CONSTRAINED,
-    PATCH_SHELL_WINDOWS_POWERSHELL,
-    Profile,
-)
+from tools_impl.core.profile import Profile
 from tools_impl.js.text import js_trim
 
 FULL_LANGUAGE = "FullLanguage"
@@ -53,16 +44,6 @@ REQUIRES_SNAPIN_ERROR = "'PowerShell snap-in {0} version {1} is required'"
 REQUIRES_ELEVATION_ERROR = "'Administrator privileges are required'"
 
 _NO_WINDOW = 0x08000000  # CREATE_NO_WINDOW; only meaningful on win32
-
-
-@dataclass(frozen=True)
-class Invocation:
-    """What the engine spawns: the full argv, text for the child's stdin (None = no stdin pipe)
-    and variables to add to the child's environment."""
-
-    argv: tuple[str, ...]
-    stdin_text: str | None = None
-    env_additions: dict[str, str] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------- launcher texts (pure)
@@ -259,29 +240,8 @@ def prepare_invocation(
     abort: threading.Event | None = None,
     nonce: str | None = None,
 ) -> Invocation:
-    """The spawn inputs for ``command`` under ``shell``.
-
-    ``bash`` and ``pwsh``: ``(shell, *args, command)``. ``powershell`` (5.1): the cached probe
-    (with ``bash.ps-constrained``), then the ConstrainedLanguage launcher (command in a one-shot
-    variable of ``env_additions``) or the FullLanguage launcher (command on stdin), per the
-    toggles. ``nonce`` fixes the launcher nonce (tests); default a fresh UUID hex.
-    Raises ``ToolAborted`` when aborted during the probe.
+    """The spawn inputs for ``command`` under ``shell`` with ``profile``'s patches (seam
+    ``bash.transport``; pi: ``(shell, *args, command)``). ``nonce`` fixes the launcher nonce
+    (tests); default a fresh UUID hex. Raises ``ToolAborted`` when aborted during a probe.
     """
-    direct = Invocation((shell.shell, *shell.args, command))
-    if shell.type != SHELL_TYPE_POWERSHELL or not profile.patch(PATCH_SHELL_WINDOWS_POWERSHELL):
-        return direct
-    mode: str | None = FULL_LANGUAGE
-    if profile.patch(PATCH_BASH_PS_CONSTRAINED):
-        mode = LANGUAGE_MODE_PROBES.get(shell.shell, cwd=cwd, env=env, abort=abort)
-    n = nonce if nonce is not None else new_nonce()
-    if mode == CONSTRAINED_LANGUAGE:
-        var = constrained_source_var(n, profile.powershell_source_var_prefix)
-        launcher = constrained_language_launcher(
-            n, profile.powershell_launcher_var_prefix, profile.powershell_source_var_prefix
-        )
-        return Invocation((shell.shell, *shell.args, launcher), None, {var: command})
-    if profile.patch(PATCH_BASH_PS51_STDIN_LAUNCHER):
-        launcher = full_language_launcher(n, profile.powershell_launcher_var_prefix)
-        return Invocation((shell.shell, *shell.args, launcher), command, {})
-    return direct
-
+    return TRANSPORT.of(profile)(shell, command, cwd=cwd, env=env, profile=profile, abort=abort, nonce=nonce)

@@ -1,11 +1,12 @@
 """Shell selection of the bash engine (spec bash.4) and the engine's PATH base (spec bash.5 step 1).
 
+Selection is the ``bash.shell`` seam (``core/patches.py``): pi's (``select_shell_pi``) runs a
+custom shell path as bash, takes Git Bash on Windows and ``/bin/bash``, ``bash`` on PATH or
+``sh`` elsewhere; patch ``shell.windows-powershell`` (``bash/patches.py``) puts PowerShell first
+on Windows and infers a custom shell's type.
+
 Everything that touches the machine — platform, environment, file existence, ``which``/``where``
 — is injectable, so the Windows branches are testable on any OS.
-
-Interpretation notes: the custom-shell type test (``pwsh`` / ``powershell`` substring) is the
-literal, case-sensitive "contains" of the spec; the remainder of the reference ``No shell found. Options:`` text is unverified
-and is modelled on the upstream message.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ import subprocess
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from tools_impl.core.errors import ToolError
-from tools_impl.core.profile import PATCH_SHELL_WINDOWS_POWERSHELL, Profile
+from tools_impl.core.patches import SURFACE_ENGINE, Seam
+from tools_impl.core.profile import Profile
 
 SHELL_TYPE_BASH = "bash"
 SHELL_TYPE_PWSH = "pwsh"
@@ -45,15 +48,6 @@ NO_BASH_SHELL_FOUND = (
     "  3. Set shellPath in settings.json\n"
     "\n"
     "Searched Git Bash in:\n"
-)
-NO_SHELL_FOUND = (
-    "No shell found. Options:\n"
-    "  1. Install PowerShell 7: https://aka.ms/powershell\n"
-    "  2. Install Git for Windows: https://git-scm.com/download/win\n"
-    "  3. Add your bash to PATH (Cygwin, MSYS2, etc.)\n"
-    "  4. Set shellPath in settings.json\n"
-    "\n"
-    "Searched:\n"
 )
 
 
@@ -89,24 +83,65 @@ def default_which(platform: str = sys.platform) -> Callable[[str], str | None]:
     return which
 
 
-def _config_for(path: str, kind: str) -> ShellConfig:
+def config_for(path: str, kind: str) -> ShellConfig:
     args = BASH_ARGS if kind == SHELL_TYPE_BASH else POWERSHELL_ARGS
     return ShellConfig(path, args, kind)
-
-
-def custom_shell_type(path: str) -> str:
-    """Type of an explicit ``shellPath``: ``pwsh`` / ``powershell`` by (case-sensitive) substring,
-    else ``bash``."""
-    if "pwsh" in path:
-        return SHELL_TYPE_PWSH
-    if "powershell" in path:
-        return SHELL_TYPE_POWERSHELL
-    return SHELL_TYPE_BASH
 
 
 def git_bash_candidates(env: Mapping[str, str]) -> list[str]:
     """``%ProgramFiles%\\Git\\bin\\bash.exe`` then the ``(x86)`` one, for the variables that are set."""
     return [env[v] + GIT_BASH_SUFFIX for v in GIT_BASH_ENV_VARS if env.get(v)]
+
+
+def custom_shell_path(path: str | None, exists: Callable[[str], bool]) -> str | None:
+    """``Profile.shell_path`` when set; ``Custom shell path not found: <path>`` when it does not exist."""
+    if path and not exists(path):
+        raise ToolError(f"Custom shell path not found: {path}")
+    return path or None
+
+
+def windows_bash(git_paths: list[str], exists: Callable[[str], bool],
+                 found: Callable[[str], str | None]) -> ShellConfig | None:
+    """Git Bash at the first candidate that exists, else ``bash.exe`` on PATH."""
+    for path in git_paths:
+        if exists(path):
+            return config_for(path, SHELL_TYPE_BASH)
+    bash = found("bash.exe")
+    return config_for(bash, SHELL_TYPE_BASH) if bash else None
+
+
+def posix_shell(exists: Callable[[str], bool], found: Callable[[str], str | None]) -> ShellConfig:
+    """``/bin/bash``, else ``bash`` on PATH, else ``sh``."""
+    if exists(UNIX_BASH_PATH):
+        return config_for(UNIX_BASH_PATH, SHELL_TYPE_BASH)
+    bash = found("bash")
+    if bash:
+        return config_for(bash, SHELL_TYPE_BASH)
+    return config_for(UNIX_FALLBACK_SHELL, SHELL_TYPE_BASH)
+
+
+class ShellSelector(Protocol):
+    def __call__(self, custom: str | None, env: Mapping[str, str], platform: str, exists: Callable[[str], bool],
+                 found: Callable[[str], str | None]) -> ShellConfig: ...
+
+
+def select_shell_pi(custom: str | None, env: Mapping[str, str], platform: str, exists: Callable[[str], bool],
+                    found: Callable[[str], str | None]) -> ShellConfig:
+    """pi's selection: ``custom`` (already checked to exist) as bash; on Windows Git Bash, then
+    ``bash.exe`` on PATH, else ``No bash shell found``; elsewhere ``posix_shell``."""
+    if custom:
+        return ShellConfig(custom, BASH_ARGS, SHELL_TYPE_BASH)
+    if platform == "win32":
+        git_paths = git_bash_candidates(env)
+        bash = windows_bash(git_paths, exists, found)
+        if bash is None:
+            raise ToolError(NO_BASH_SHELL_FOUND + "\n".join(f"  {p}" for p in git_paths))
+        return bash
+    return posix_shell(exists, found)
+
+
+SHELL: Seam[ShellSelector] = Seam("bash.shell", SURFACE_ENGINE, select_shell_pi,
+                                  "which shell runs the command, and its type (spec bash.4)")
 
 
 def get_shell_config(
@@ -117,53 +152,19 @@ def get_shell_config(
     exists: Callable[[str], bool] = os.path.exists,
     which: Callable[[str], str | None] | None = None,
 ) -> ShellConfig:
-    """spec bash.4 shell selection; evaluated afresh on every call (no caching).
+    """spec bash.4 shell selection (seam ``bash.shell``); evaluated afresh on every call (no caching).
 
-    Raises ``ToolError``: ``Custom shell path not found: <path>``, ``No shell found. Options:…``
-    (reference, Windows) or the upstream ``No bash shell found. Options:…`` text.
+    Raises ``ToolError``: ``Custom shell path not found: <path>``, or the selector's error when no
+    shell is found (pi: ``No bash shell found. Options:…``).
     """
     find = which if which is not None else default_which(platform)
-    powershell_first = profile.patch(PATCH_SHELL_WINDOWS_POWERSHELL)
 
     def found(name: str) -> str | None:
         hit = find(name)
         return hit if hit and exists(hit) else None
 
-    custom = profile.shell_path
-    if custom:
-        if not exists(custom):
-            raise ToolError(f"Custom shell path not found: {custom}")
-        if not powershell_first:
-            return ShellConfig(custom, BASH_ARGS, SHELL_TYPE_BASH)
-        return _config_for(custom, custom_shell_type(custom))
-
-    if platform == "win32":
-        git_paths = git_bash_candidates(env)
-        if powershell_first:
-            pwsh = found("pwsh.exe")
-            if pwsh:
-                return _config_for(pwsh, SHELL_TYPE_PWSH)
-            if exists(WINDOWS_PWSH7_PATH):
-                return _config_for(WINDOWS_PWSH7_PATH, SHELL_TYPE_PWSH)
-            if exists(WINDOWS_POWERSHELL51_PATH):
-                return _config_for(WINDOWS_POWERSHELL51_PATH, SHELL_TYPE_POWERSHELL)
-        for path in git_paths:
-            if exists(path):
-                return _config_for(path, SHELL_TYPE_BASH)
-        bash = found("bash.exe")
-        if bash:
-            return _config_for(bash, SHELL_TYPE_BASH)
-        if powershell_first:
-            searched = ["where pwsh.exe", WINDOWS_PWSH7_PATH, WINDOWS_POWERSHELL51_PATH, *git_paths, "where bash.exe"]
-            raise ToolError(NO_SHELL_FOUND + "\n".join(f"  {p}" for p in searched))
-        raise ToolError(NO_BASH_SHELL_FOUND + "\n".join(f"  {p}" for p in git_paths))
-
-    if exists(UNIX_BASH_PATH):
-        return _config_for(UNIX_BASH_PATH, SHELL_TYPE_BASH)
-    bash = found("bash")
-    if bash:
-        return _config_for(bash, SHELL_TYPE_BASH)
-    return _config_for(UNIX_FALLBACK_SHELL, SHELL_TYPE_BASH)
+    custom = custom_shell_path(profile.shell_path, exists)
+    return SHELL.of(profile)(custom, env, platform, exists, found)
 
 
 def agent_dir(env: Mapping[str, str], home: str) -> str:

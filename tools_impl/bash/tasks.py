@@ -54,6 +54,7 @@ from typing import Any
 from tools_impl.bash.engine import (
     EVENT_COMMAND_DISPATCHED,
     EVENT_SPAWN_FAILED,
+    OBSERVE,
     EngineResult,
     ProcessObserver,
     SpawnHook,
@@ -63,7 +64,7 @@ from tools_impl.bash.engine import (
 from tools_impl.bash.timeouts import cap_background_bash_max_run_ms, resolve_background_bash_max_run_ms
 from tools_impl.core.context import ToolContext, WorkspaceState
 from tools_impl.core.errors import ToolAborted, ToolError
-from tools_impl.core.profile import PATCH_BASH_PROCESS_EVENTS, Profile
+from tools_impl.core.profile import Profile
 from tools_impl.js.text import js_number
 from tools_impl.protocol.messages import (
     TaskErrorInfo,
@@ -247,7 +248,7 @@ class BashTask:
         try:
             result = run_command(self.command, cwd=cwd, env=env, profile=profile, timeout=self.timeout,
                                  abort=self.abort, spawn_hook=hook, on_data=self.append_output,
-                                 on_spawn=on_spawn, observer=observe, parent_death_guard=True)
+                                 on_spawn=on_spawn, observer=observe, managed=True)
         except ToolAborted as exc:
             self.engine_error = exc
             if self.abort_reason == ABORT_TIMEOUT:
@@ -411,9 +412,9 @@ def run_managed_foreground(ctx: ToolContext, command: str, *, timeout: float, en
             break
         task.done.wait(min(WAIT_SLICE_S, remaining))
     if not task.done.is_set():
-        if observer is not None and ctx.profile.patch(PATCH_BASH_PROCESS_EVENTS):
-            # The process facts of the call belong to its answer: a promotion waits (bounded) until
-            # the command was dispatched, so a slow start never moves them after the result.
+        if OBSERVE.of(ctx.profile)(observer) is not None:
+            # The process facts the call reports belong to its answer: a promotion waits (bounded)
+            # until the command was dispatched, so a slow start never moves them after the result.
             deadline = time.monotonic() + DISPATCH_WAIT_S
             while not (task.dispatched.is_set() or task.done.is_set()) and time.monotonic() < deadline:
                 task.dispatched.wait(WAIT_SLICE_S)

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 
 from tools_impl.js.unicode import DEFAULT_UNICODE_VERSION
 
-# Patch toggles of the pi engine and of the wrapper (spec patches). Default: all on except diff-bounds.
+# Patch toggles of the pi engine and of the wrapper (spec patches): the names a profile switches
+# and overlays validate against. Each is a ``Patch`` object in its package's patches.py, registered
+# in core/patches.py. Default: all on except diff-bounds.
 PATCH_EDIT_FUZZY_SPAN = "edit.fuzzy-span"
 PATCH_EDIT_FIDELITY_GUARD = "edit.fidelity-guard"
 PATCH_BASH_GRACEFUL_KILL = "bash.graceful-kill"
@@ -48,9 +50,6 @@ ALL_PATCHES: tuple[str, ...] = (
     PATCH_WRAP_SCRUB_PROVIDER_KEY,
 )
 DEFAULT_OFF_PATCHES: frozenset[str] = frozenset({PATCH_EDIT_DIFF_BOUNDS})
-# Toggles of the spec's optional sections that this implementation does not implement: they can be
-# switched but are never reported as applied. (Every toggle is implemented today.)
-UNIMPLEMENTED_PATCHES: frozenset[str] = frozenset()
 DEFAULT_PATCHES: frozenset[str] = frozenset(ALL_PATCHES) - DEFAULT_OFF_PATCHES
 
 # Runtime-boundary variable lists of spec bash.env.1 (layer A).
@@ -231,7 +230,8 @@ class Profile:
     extra: Mapping[str, object] = field(default_factory=dict)
 
     def patch(self, name: str) -> bool:
-        """Whether the patch toggle ``name`` is on. Unknown names raise ``KeyError``."""
+        """Whether the patch toggle ``name`` is on. Unknown names raise ``KeyError``. (The tools
+        never ask: their seams do, through core/patches.py.)"""
         if name not in ALL_PATCHES:
             raise KeyError(f"unknown patch toggle: {name}")
         return name in self.patches
@@ -244,11 +244,6 @@ class Profile:
                 raise KeyError(f"unknown patch toggle: {name}")
             (enabled.add if on else enabled.discard)(name)
         return dataclasses.replace(self, patches=frozenset(enabled))
-
-    @property
-    def applied_patches(self) -> list[str]:
-        """The patches that are on and implemented, sorted: what ``hello`` and ``workspace`` report."""
-        return sorted(self.patches - UNIMPLEMENTED_PATCHES)
 
     def replace(self, **changes: object) -> Profile:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]

@@ -1,1 +1,4 @@
-"""The ``edit`` tool: the wrapper, the pi edit engine with MiniMax's patches, fuzzy normalisation."""
+"""The ``edit`` tool: the wrapper, the pi edit engine, MiniMax's patches to both, fuzzy normalisation."""
+
+# The package's patches register at its seams whenever any of its modules is imported.
+from tools_impl.edit import patches as patches

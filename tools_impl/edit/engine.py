@@ -1,14 +1,16 @@
-"""The pi edit engine with MiniMax's patches (spec edit.5–8, spec edit.10).
+"""The pi edit engine (spec edit.5–8, spec edit.10), with two seams for MiniMax's patches.
 
 ``apply_edits`` is the pure matching-and-splicing algorithm on LF-normalised, BOM-less content;
 ``engine_edit`` is the I/O around it: input validation, path resolution, the per-file mutation
 queue, the access check, BOM and line-ending handling, the atomic write-back and the receipts.
 ``prepare_arguments`` is pi's legacy input shim, applied only by a host that calls it.
 
-Patch ``edit.fuzzy-span`` on (reference): only the mapped span of a fuzzy hit is replaced, the
-disproportion guard applies and messages carry ``RELOAD_HINT`` / ``matchLines``. Off (upstream):
-any fuzzy hit rewrites the whole content in normalised form (spec edit.10). ``edit.fidelity-guard``
-matters only with ``edit.fuzzy-span`` on.
+Seams (``core/patches.py``; default = pi v0.79.1, patches in ``edit/patches.py``):
+- ``edit.match`` how each ``oldText`` is found and spliced — pi: exact, else fuzzy over the whole
+  normalised content, which a fuzzy hit then rewrites whole (``match_like_pi``, spec edit.10);
+  patch ``edit.fuzzy-span`` replaces only the mapped span;
+- ``edit.receipts`` the ``diff``/``patch`` details of a success — pi: always in full (spec edit.9);
+  patch ``edit.diff-bounds`` bounds them.
 """
 
 from __future__ import annotations
@@ -18,40 +20,25 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
+from typing import Any, Protocol
 
 from tools_impl.core.context import ToolContext
 from tools_impl.core.errors import ToolError
-from tools_impl.core.profile import (
-    PATCH_EDIT_DIFF_BOUNDS,
-    PATCH_EDIT_FIDELITY_GUARD,
-    PATCH_EDIT_FUZZY_SPAN,
-    Profile,
-)
+from tools_impl.core.patches import SURFACE_ENGINE, Seam
+from tools_impl.core.profile import Profile
 from tools_impl.core.result import JsonDict, ToolResult, text_result
 from tools_impl.edit import fuzzy
 from tools_impl.js import unicode
 from tools_impl.js.node_errors import EISDIR_READ_MESSAGE, error_code, node_error_message
-from tools_impl.js.text import BOM_CHAR, js_trim, js_utf8
+from tools_impl.js.text import BOM_CHAR, js_utf8
 from tools_impl.shared.line_diff import DiffBounds, compute_receipts
 from tools_impl.shared.mutation_queue import MUTATIONS
 from tools_impl.shared.paths import engine_resolve
 
 TOOL_NAME = "edit"
-RELOAD_HINT = (
-    "If oldText was written from memory or an earlier read, the file may have changed since - "
-    "use the read tool to reload it before retrying."
-)
 INVALID_INPUT_MESSAGE = "Edit tool input is invalid. edits must contain at least one replacement."
-# How many duplicate start lines the duplicate error lists before ", ...".
+# How many duplicate start lines count_occurrences reports.
 MATCH_LINES_SHOWN = 3
-# Disproportion guard (spec edit.6 3e): a fuzzy span is refused when it covers at least
-# max(oldLines + EXTRA_LINES, oldLines * LINE_FACTOR) lines, or (multi-line oldText) more than
-# max(len(old.trim()) + EXTRA_CHARS, len(old.trim()) * CHAR_FACTOR) trimmed chars.
-DISPROPORTION_EXTRA_LINES = 3
-DISPROPORTION_LINE_FACTOR = 2
-DISPROPORTION_EXTRA_CHARS = 500
-DISPROPORTION_CHAR_FACTOR = 4
 
 
 @dataclass(frozen=True)
@@ -74,8 +61,8 @@ class EditOutcome:
 # -- messages (spec edit.8) -------------------------------------------------------------------------
 
 
-def _not_found(path: str, i: int, n: int, hint: bool) -> ToolError:
-    tail = f" {RELOAD_HINT}" if hint else ""
+def not_found(path: str, i: int, n: int, tail: str = "") -> ToolError:
+    """spec edit.8 not-found text; ``tail`` is appended (a patch's hint, with its space)."""
     if n == 1:
         return ToolError(
             f"Could not find the exact text in {path}. The old text must match exactly including all "
@@ -87,15 +74,8 @@ def _not_found(path: str, i: int, n: int, hint: bool) -> ToolError:
     )
 
 
-def match_lines_text(lines: Sequence[int], total: int) -> str:
-    """`` Matches start at lines 1, 5, 9, ....`` — empty when there are no lines."""
-    if not lines:
-        return ""
-    more = ", ..." if total > MATCH_LINES_SHOWN else ""
-    return f" Matches start at lines {', '.join(str(x) for x in lines)}{more}."
-
-
-def _duplicate(path: str, i: int, n: int, count: int, match_lines: str) -> ToolError:
+def duplicate(path: str, i: int, n: int, count: int, match_lines: str = "") -> ToolError:
+    """spec edit.8 duplicate text; ``match_lines`` is inserted after the count (a patch's)."""
     if n == 1:
         return ToolError(
             f"Found {count} occurrences of the text in {path}.{match_lines} The text must be unique. "
@@ -104,14 +84,6 @@ def _duplicate(path: str, i: int, n: int, count: int, match_lines: str) -> ToolE
     return ToolError(
         f"Found {count} occurrences of edits[{i}] in {path}.{match_lines} Each oldText must be unique. "
         "Please provide more context to make it unique."
-    )
-
-
-def _disproportionate(path: str, i: int, n: int) -> ToolError:
-    target = "the text" if n == 1 else f"edits[{i}]"
-    return ToolError(
-        f"Refusing to replace {target} in {path}: the fuzzy match spans far more text than oldText. "
-        "Provide a more exact oldText (copy it from the file, including whitespace)."
     )
 
 
@@ -161,28 +133,18 @@ def count_occurrences(haystack: str, needle: str) -> tuple[int, list[int]]:
     return count, lines
 
 
-def is_disproportionate(matched: str, old: str) -> bool:
-    """The disproportion guard of spec edit.6 3e (chars are UTF-16 units of JavaScript strings)."""
-    matched_lines = matched.count("\n") + 1
-    old_lines = old.count("\n") + 1
-    if matched_lines >= max(old_lines + DISPROPORTION_EXTRA_LINES, old_lines * DISPROPORTION_LINE_FACTOR):
-        return True
-    if old_lines > 1:
-        old_len = len(js_trim(old))
-        limit = max(old_len + DISPROPORTION_EXTRA_CHARS, old_len * DISPROPORTION_CHAR_FACTOR)
-        return len(js_trim(matched)) > limit
-    return False
-
-
 @dataclass(frozen=True)
-class _Span:
+class Span:
+    """Where edit ``index`` replaces ``length`` code units at ``start`` with ``new_text``."""
+
     start: int
     length: int
     index: int
     new_text: str
 
 
-def _splice(base: str, spans: list[_Span], path: str) -> str:
+def splice(base: str, spans: list[Span], path: str) -> str:
+    """Apply non-overlapping ``spans`` to ``base``; overlapping ones are an error (spec edit.8)."""
     ordered = sorted(spans, key=lambda s: s.start)
     for prev, cur in pairwise(ordered):
         if prev.start + prev.length > cur.start:
@@ -191,34 +153,6 @@ def _splice(base: str, spans: list[_Span], path: str) -> str:
     for span in reversed(ordered):
         out = out[: span.start] + span.new_text + out[span.start + span.length :]
     return out
-
-
-def _apply_reference(content: str, olds: list[str], news: list[str], path: str, guard: bool) -> str:
-    n = len(olds)
-    index = fuzzy.build_line_index(content)
-    norm_content = index.normalised_text
-    spans: list[_Span] = []
-    for i, old in enumerate(olds):
-        normalised_old = fuzzy.norm(old)
-        used_fuzzy = False
-        idx = content.find(old)
-        if idx >= 0:
-            start, end = idx, idx + len(old)
-        else:
-            hit = norm_content.find(normalised_old) if normalised_old else -1
-            if hit < 0:
-                raise _not_found(path, i, n, True)
-            start, end = fuzzy.map_span(index, hit, len(normalised_old))
-            if guard and not fuzzy.fidelity_ok(content, start, end, normalised_old):
-                raise _not_found(path, i, n, True)
-            used_fuzzy = True
-        count, lines = count_occurrences(norm_content, normalised_old)
-        if count > 1:
-            raise _duplicate(path, i, n, count, match_lines_text(lines, count))
-        if used_fuzzy and is_disproportionate(content[start:end], old):
-            raise _disproportionate(path, i, n)
-        spans.append(_Span(start, end - start, i, news[i]))
-    return _splice(content, spans, path)
 
 
 class _Normalised:
@@ -246,7 +180,10 @@ def _find_upstream(content: _Normalised, old: str, normalised_old: str) -> tuple
     return hit, len(normalised_old), True
 
 
-def _apply_upstream(content: str, olds: list[str], news: list[str], path: str) -> tuple[str, str]:
+def match_like_pi(content: str, olds: list[str], news: list[str], path: str, profile: Profile) -> tuple[str, str]:
+    """pi's ``applyEditsToNormalizedContent``: if any edit needs the fuzzy match, every edit is
+    matched in the whole normalised content, which becomes the base (spec edit.10). Returns
+    (base, result)."""
     n = len(olds)
     normalised_olds = [fuzzy.norm_whole(old) for old in olds]
     original = _Normalised(content)
@@ -257,24 +194,46 @@ def _apply_upstream(content: str, olds: list[str], news: list[str], path: str) -
         base = _Normalised(original.normalised, original.normalised)
     else:
         base = original
-    spans: list[_Span] = []
+    spans: list[Span] = []
     for i, old in enumerate(olds):
         idx, length, _ = _find_upstream(base, old, normalised_olds[i])
         if idx < 0:
-            raise _not_found(path, i, n, False)
+            raise not_found(path, i, n)
         count, _lines = count_occurrences(base.normalised, normalised_olds[i])
         if count > 1:
-            raise _duplicate(path, i, n, count, "")
-        spans.append(_Span(idx, length, i, news[i]))
-    return base.text, _splice(base.text, spans, path)
+            raise duplicate(path, i, n, count)
+        spans.append(Span(idx, length, i, news[i]))
+    return base.text, splice(base.text, spans, path)
+
+
+class Matcher(Protocol):
+    def __call__(self, content: str, olds: list[str], news: list[str], path: str,
+                 profile: Profile) -> tuple[str, str]: ...
+
+
+class Receipts(Protocol):
+    def __call__(self, path: str, base: str, new: str, bounds: DiffBounds) -> JsonDict: ...
+
+
+def full_receipts(path: str, base: str, new: str, bounds: DiffBounds) -> JsonDict:
+    """pi's receipts: the whole diff and patch, however large."""
+    return compute_receipts(path, base, new, bounded=False, bounds=bounds)
+
+
+MATCH: Seam[Matcher] = Seam(
+    "edit.match", SURFACE_ENGINE, match_like_pi,
+    "how each oldText is found and spliced, and the not-found and duplicate texts (spec edit.6-8)")
+RECEIPTS: Seam[Receipts] = Seam(
+    "edit.receipts", SURFACE_ENGINE, full_receipts, "the diff and patch details of a successful edit (spec edit.9)")
+ENGINE_SEAMS: tuple[Seam[Any], ...] = (MATCH, RECEIPTS)
 
 
 def apply_edits(content: str, edits: Sequence[Edit], path: str, profile: Profile) -> EditOutcome:
     """Apply ``edits`` to ``content`` (already LF-normalised and BOM-less), atomically.
 
-    Raises ``ToolError`` with the spec edit.8 message (wording chosen by ``edit.fuzzy-span``) for an
-    empty ``oldText``, a text not found, a duplicate, a disproportionate fuzzy hit, overlapping
-    edits, or a result identical to the input. ``path`` is only echoed in messages.
+    Raises ``ToolError`` with the spec edit.8 message (from the ``edit.match`` seam's matcher) for
+    an empty ``oldText``, a text not found, a duplicate, a refused fuzzy hit, overlapping edits, or
+    a result identical to the input. ``path`` is only echoed in messages.
     """
     n = len(edits)
     c = fuzzy.js_string(content)
@@ -284,11 +243,7 @@ def apply_edits(content: str, edits: Sequence[Edit], path: str, profile: Profile
         if old == "":
             raise _empty_old_text(path, i, n)
     with unicode.using(profile.unicode_version):  # NFKC with the emulated runtime's data
-        if profile.patch(PATCH_EDIT_FUZZY_SPAN):
-            base = c
-            new = _apply_reference(c, olds, news, path, profile.patch(PATCH_EDIT_FIDELITY_GUARD))
-        else:
-            base, new = _apply_upstream(c, olds, news, path)
+        base, new = MATCH.of(profile)(c, olds, news, path, profile)
     if new == base:
         raise _no_change(path, n)
     return EditOutcome(fuzzy.py_string(base), fuzzy.py_string(new))
@@ -406,7 +361,5 @@ def engine_edit(path: str, edits: Any, ctx: ToolContext) -> ToolResult:
             raise ToolError(node_error_message(exc, "open", abs_path)) from exc
         ctx.check_abort()
     bounds = DiffBounds(profile.diff_max_edit_length, profile.diff_timeout_ms)
-    details: JsonDict = compute_receipts(
-        path, outcome.base, outcome.new, bounded=profile.patch(PATCH_EDIT_DIFF_BOUNDS), bounds=bounds
-    )
+    details = RECEIPTS.of(profile)(path, outcome.base, outcome.new, bounds)
     return text_result(TOOL_NAME, f"Successfully replaced {len(parsed)} block(s) in {path}.", details)

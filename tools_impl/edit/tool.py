@@ -10,12 +10,13 @@ off the tool is the bare engine on the pi surface (spec edit.10).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tools_impl.core.context import ToolContext
 from tools_impl.core.errors import ToolAborted, ToolError
-from tools_impl.core.profile import PATCH_WRAP_REPLACE_ALL_LITERAL, Profile
+from tools_impl.core.patches import SURFACE_WRAPPER, Seam
+from tools_impl.core.profile import Profile
 from tools_impl.core.result import ToolResult
 from tools_impl.core.tool import MODE_SEQUENTIAL, Tool
 from tools_impl.edit.engine import engine_edit, prepare_arguments
@@ -149,11 +150,6 @@ def edit_with_retry(path: str, edits: list[dict[str, str]], ctx: ToolContext) ->
 # -- replace_all (spec edit.4) -----------------------------------------------------------------------
 
 
-def replace_all_literal(haystack: str, needle: str, replacement: str) -> str:
-    """Every non-overlapping occurrence, left to right, replaced by ``replacement`` as written."""
-    return haystack.replace(needle, replacement)
-
-
 def _expand_js_replacement(replacement: str, haystack: str, pos: int, matched: str) -> str:
     # JavaScript GetSubstitution for a string pattern: no captures exist, so $1, $<name> and a
     # lone $ stay literal; only $$, $&, $` and $' are patterns.
@@ -194,6 +190,11 @@ def replace_all_js_patterns(haystack: str, needle: str, replacement: str) -> str
     return "".join(out)
 
 
+REPLACE_ALL: Seam[Callable[[str, str, str], str]] = Seam(
+    "edit.replace-all", SURFACE_WRAPPER, replace_all_js_patterns,
+    "how replace_all writes new_string for each occurrence of old_string (spec edit.4)")
+
+
 def replace_all_edit(file_path: str, old: str, new: str, ctx: ToolContext) -> ToolResult:
     """spec edit.4: read the raw file, replace every occurrence, hand the engine one whole-file edit."""
     abs_path = wrapper_base_resolve(file_path, ctx.root, ctx.home)
@@ -213,10 +214,7 @@ def replace_all_edit(file_path: str, old: str, new: str, ctx: ToolContext) -> To
         raise ToolError(
             f"replace_all: old_string was not found in {abs_path}.", code=CODE_OLD_STRING_NOT_FOUND
         )
-    if ctx.profile.patch(PATCH_WRAP_REPLACE_ALL_LITERAL):
-        replaced = replace_all_literal(raw, old, new)
-    else:
-        replaced = replace_all_js_patterns(raw, old, new)
+    replaced = REPLACE_ALL.of(ctx.profile)(raw, old, new)
     return edit_with_retry(abs_path, [{"oldText": raw, "newText": replaced}], ctx)
 
 

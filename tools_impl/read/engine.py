@@ -4,6 +4,11 @@ number semantics, ``truncateHead`` and the engine's three notices.
 
 ``select_text`` is the pure part (text in, result out) so it can be property-tested; ``engine_read``
 adds the I/O. Without the wrapper this is the whole tool (upstream pi, spec read.10).
+
+One seam (``core/patches.py``): ``read.image-without-processor``, what an image read returns
+when the image processor is missing — the image is omitted (``media.omit_image``); patch
+``read.image-fallback`` (``read/patches.py``) passes a small enough original through. The read
+tool resolves it for its profile and hands it to ``engine_read``.
 """
 
 from __future__ import annotations
@@ -18,10 +23,17 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tools_impl.core.errors import ToolError
+from tools_impl.core.patches import SURFACE_ENGINE, Seam
 from tools_impl.core.result import TextBlock, ToolResult
 from tools_impl.js.node_errors import EISDIR_READ_MESSAGE, error_code, node_code_message, node_error_message
 from tools_impl.js.text import format_size, js_number, utf8_len
-from tools_impl.read.media import IMAGE_SNIFF_BYTES, detect_image_mime, image_read_result
+from tools_impl.read.media import (
+    IMAGE_SNIFF_BYTES,
+    ImageWithoutProcessor,
+    detect_image_mime,
+    image_read_result,
+    omit_image,
+)
 from tools_impl.shared import paths
 from tools_impl.shared.bytecount import count_newlines
 from tools_impl.shared.truncation import (
@@ -393,6 +405,11 @@ def _select(
     return TextSelection(trunc.content, None)
 
 
+IMAGE_WITHOUT_PROCESSOR: Seam[ImageWithoutProcessor] = Seam(
+    "read.image-without-processor", SURFACE_ENGINE, omit_image,
+    "what an image read returns when the image processor is missing (spec read.7)")
+ENGINE_SEAMS = (IMAGE_WITHOUT_PROCESSOR,)
+
 # Node's kIoMaxLength: the largest file fs.readFile reads.
 NODE_MAX_READ_BYTES = 2**31 - 1
 
@@ -500,7 +517,7 @@ def engine_read(
     home: str,
     check_abort: Callable[[], None],
     auto_resize_images: bool = True,
-    image_fallback: bool = True,
+    without_processor: ImageWithoutProcessor = omit_image,
     image_processor: bool = True,
     max_lines: int = DEFAULT_MAX_LINES,
     max_bytes: int = DEFAULT_MAX_BYTES,
@@ -509,7 +526,8 @@ def engine_read(
     ``Offset … beyond end of file``) and ``ToolAborted`` via ``check_abort``.
 
     Text → one text block, ``details`` ``{"truncation": …}`` only when truncated, else ``None``.
-    Images (by magic bytes) → ``[text, image]``, ``details`` ``None``.
+    Images (by magic bytes) → ``[text, image]``, ``details`` ``None``; without an image processor
+    (none installed, or ``image_processor`` false) what ``without_processor`` returns.
 
     A regular file is streamed (``_FileLines``): the read holds no more of it than it returns
     plus the byte cap and a fixed number of pieces. Anything else (a FIFO, a device) is read whole.
@@ -542,8 +560,8 @@ def engine_read(
         if mime is not None:  # an image is decoded whole
             data = _read_from(read_at, first)
             check_abort()
-            return image_read_result(data, mime, auto_resize=auto_resize_images, image_fallback=image_fallback,
-                                     processor=image_processor)
+            return image_read_result(data, mime, auto_resize=auto_resize_images,
+                                     without_processor=without_processor, processor=image_processor)
         lines = _FileLines(read_at, check_abort, first=first, wanted=_wanted_newlines(offset, limit))
         sel = _select(lines, path, offset, limit, max_lines=max_lines, max_bytes=max_bytes)
     finally:

@@ -4,9 +4,10 @@ Images. ``detect_image_mime`` looks only at magic bytes (JPEG, PNG without an ``
 before the first ``IDAT``, GIF, WebP). ``resize_image`` keeps an image within 2000x2000 and a
 4.5 MiB base64 payload using Pillow (optional extra ``toolproof[images]``, imported lazily): PNG
 and then JPEG at qualities 80, 85, 70, 55, 40 are tried, and the dimensions are scaled by 0.75
-until a candidate fits. Without Pillow, patch ``read.image-fallback`` returns the original image
-when its header dimensions (parsed here, stdlib only) and size are within the limits and raises
-``ImageProcessorUnavailableError`` otherwise; with the patch off the image is omitted.
+until a candidate fits. Without Pillow the read engine's ``read.image-without-processor`` seam
+decides: the image is omitted (``omit_image``), or with patch ``read.image-fallback``
+(``read/patches.py``) the original is returned when its header dimensions (parsed here, stdlib
+only) and size are within the limits and ``ImageProcessorUnavailableError`` is raised otherwise.
 
 Notebooks (``.ipynb``), a format of our own choosing (the spec leaves it open). Cells are
 rendered in order, separated by a blank line::
@@ -38,6 +39,7 @@ import json
 import math
 import re
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -284,24 +286,33 @@ def dimension_note(r: ResizedImage) -> str | None:
     )
 
 
+# What an image read returns when there is no image processor: (data, mime, limits) -> result.
+ImageWithoutProcessor = Callable[[bytes, str, ImageLimits], ToolResult]
+
+
+def omit_image(data: bytes, mime: str, limits: ImageLimits) -> ToolResult:
+    """No processor: the image is left out, as when it cannot be resized (pi's behaviour here is
+    unverified; spec patch.read.image-fallback)."""
+    return ToolResult(TOOL_NAME, (TextBlock(f"Read image file [{mime}]\n{IMAGE_OMITTED_NOTE}"),))
+
+
 def image_read_result(
     data: bytes,
     mime: str,
     *,
     auto_resize: bool = True,
-    image_fallback: bool = True,
+    without_processor: ImageWithoutProcessor = omit_image,
     limits: ImageLimits = ImageLimits(),
     processor: bool = True,
 ) -> ToolResult:
     """The engine's image result (spec read.7): ``[text, image]`` blocks, ``details`` absent.
-    ``processor=False`` treats the image processor as missing (``Profile.image_processor``)."""
+    ``processor=False`` treats the image processor as missing (``Profile.image_processor``);
+    ``without_processor`` is what is returned then."""
     header = f"Read image file [{mime}]"
     if not auto_resize:
         return ToolResult(TOOL_NAME, (TextBlock(header), ImageBlock(base64.b64encode(data).decode("ascii"), mime)))
     if not processor or not pillow_available():
-        if not image_fallback:
-            return ToolResult(TOOL_NAME, (TextBlock(f"{header}\n{IMAGE_OMITTED_NOTE}"),))
-        return _unprocessed_image(data, mime, limits)
+        return without_processor(data, mime, limits)
     resized = resize_image(data, mime, limits)
     if resized is None:
         return ToolResult(TOOL_NAME, (TextBlock(f"{header}\n{IMAGE_OMITTED_NOTE}"),))
@@ -310,21 +321,6 @@ def image_read_result(
     if note:
         text += f"\n{note}"
     return ToolResult(TOOL_NAME, (TextBlock(text), ImageBlock(resized.data, resized.mime_type)))
-
-
-def _unprocessed_image(data: bytes, mime: str, limits: ImageLimits) -> ToolResult:
-    """Patch ``read.image-fallback``: pass the original through if it is already within limits."""
-    encoded = base64.b64encode(data).decode("ascii")
-    dims = header_dimensions(data, mime)
-    if dims is not None and within_limits(dims[0], dims[1], len(encoded), limits):
-        return ToolResult(TOOL_NAME, (TextBlock(f"Read image file [{mime}]"), ImageBlock(encoded, mime)))
-    what = "its dimensions could not be read from the header" if dims is None else (
-        f"it is {dims[0]}x{dims[1]} with a {len(encoded)}-byte base64 payload")
-    raise ImageProcessorUnavailableError(
-        f"Cannot read this {mime} image: the image processor (Pillow) is not installed and {what}, "
-        f"so it cannot be passed through unresized (limits: {limits.max_width}x{limits.max_height}, "
-        f"base64 payload below {limits.max_base64_bytes} bytes). Install Pillow: {PILLOW_HINT}"
-    )
 
 
 # --- notebooks ------------------------------------------------------------------------------

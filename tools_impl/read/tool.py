@@ -17,12 +17,11 @@ from typing import Any
 
 from tools_impl.core.context import ToolContext
 from tools_impl.core.errors import ToolError
-from tools_impl.core.profile import PATCH_READ_IMAGE_FALLBACK
 from tools_impl.core.result import TextBlock, ToolResult, text_result
 from tools_impl.core.tool import MODE_PARALLEL, Tool, by_surface, keep_arguments
 from tools_impl.js.node_errors import node_error_message
 from tools_impl.js.text import JS_WHITESPACE, js_number, utf8_len
-from tools_impl.read.engine import Number, engine_read
+from tools_impl.read.engine import IMAGE_WITHOUT_PROCESSOR, Number, engine_read
 from tools_impl.read.guards import (
     binary_guard_message,
     device_guard_message,
@@ -215,7 +214,7 @@ def _engine(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     return engine_read(
         str(args["path"]), _number_arg(args, "offset"), _number_arg(args, "limit"),
         root=ctx.root, home=ctx.home, check_abort=ctx.check_abort,
-        image_fallback=profile.patch(PATCH_READ_IMAGE_FALLBACK), image_processor=profile.image_processor,
+        without_processor=IMAGE_WITHOUT_PROCESSOR.of(profile), image_processor=profile.image_processor,
         max_lines=profile.engine_max_lines, max_bytes=profile.engine_max_bytes,
     )
 

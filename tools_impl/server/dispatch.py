@@ -41,7 +41,6 @@ from tools_impl.bash import tasks
 from tools_impl.core.context import ToolContext, WorkspaceState, make_env
 from tools_impl.core.errors import ArgumentError, ProtocolError, ToolAborted, ToolError
 from tools_impl.core.profile import (
-    ALL_PATCHES,
     REFERENCE,
     SURFACES,
     UPSTREAM_PI,
@@ -53,6 +52,7 @@ from tools_impl.core.tool import MODE_SEQUENTIAL, ExecutionMode
 from tools_impl.js import unicode
 from tools_impl.protocol import messages as m
 from tools_impl.server.allocator import keep_freed_memory
+from tools_impl.server.patch_catalogue import all_patch_names, applied_patches
 from tools_impl.server.tools import NON_TOOL_OPS, TOOLS, tool_names
 from tools_impl.server.workers import Job, WorkerPool
 from tools_impl.server.workspace_delivery import clear_directory, describe_path, extract_archive
@@ -142,6 +142,24 @@ def capabilities() -> JsonObj:
         "packages": package_versions(),
         "profile_overlay": True,  # the workspace op applies every Profile field it is sent
     }
+
+
+def hello_result(profile: Profile, base: Profile, ops: list[str]) -> m.HelloResult:
+    """The ``hello`` answer of a server started with profile ``base`` whose current workspace runs
+    ``profile``: identity, surfaces, tools, ops, the patches (from the registry,
+    ``server/patch_catalogue.py``) and the host's capabilities."""
+    return m.HelloResult(
+        protocol=m.PROTOCOL_VERSION,
+        implementation=IMPLEMENTATION_NAME if base.wrapper else UPSTREAM_IMPLEMENTATION_NAME,
+        version=__version__,
+        surface=surface_of(profile),
+        surfaces=list(SURFACES),
+        tools=tool_names(),
+        ops=ops,
+        patches=applied_patches(profile),
+        all_patches=all_patch_names(),
+        capabilities=capabilities(),
+    )
 
 
 class _CallFailed(Exception):
@@ -419,19 +437,7 @@ class Server:
 
     # -- ops ------------------------------------------------------------------------------
     def op_hello(self, req: m.HelloRequest, rid: m.RequestId) -> m.HelloResult:
-        profile = self._workspace.profile
-        return m.HelloResult(
-            protocol=m.PROTOCOL_VERSION,
-            implementation=IMPLEMENTATION_NAME if self._base_profile.wrapper else UPSTREAM_IMPLEMENTATION_NAME,
-            version=__version__,
-            surface=surface_of(profile),
-            surfaces=list(SURFACES),
-            tools=tool_names(),
-            ops=self.ops,
-            patches=profile.applied_patches,
-            all_patches=list(ALL_PATCHES),
-            capabilities=capabilities(),
-        )
+        return hello_result(self._workspace.profile, self._base_profile, self.ops)
 
     def op_workspace(self, req: m.WorkspaceRequest, rid: m.RequestId) -> m.WorkspaceResult:
         try:
@@ -457,7 +463,7 @@ class Server:
             os.makedirs(root, exist_ok=True)
         self._stop_session_tasks()
         self._workspace = WorkspaceState(root=root, env=make_env(req.env), profile=profile)
-        return m.WorkspaceResult(root, members, profile.applied_patches, profile.wrapper)
+        return m.WorkspaceResult(root, members, applied_patches(profile), profile.wrapper)
 
     def admit_call(self, req: m.CallRequest, rid: m.RequestId) -> tuple[ExecutionMode, Run]:
         tool = TOOLS.get(req.tool)

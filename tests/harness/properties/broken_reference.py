@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import Any
 
-from tools_impl.edit import tool
+from tools_impl.core.patches import PATCHES, Seam
+from tools_impl.core.profile import Profile
+from tools_impl.edit import patches
 from tools_impl.server.dispatch import main
 
 
@@ -15,7 +18,16 @@ def regex_replace_all(raw: str, old: str, new: str) -> str:
     return re.sub(re.escape(old), new, raw)
 
 
-tool.replace_all_literal = regex_replace_all
+_resolve = PATCHES.resolve
+
+
+def _broken_resolve(seam: Seam[Any], profile: Profile) -> Any:
+    """Where patch wrap.replace-all-literal would write new_string literally, use re.sub."""
+    found = _resolve(seam, profile)
+    return regex_replace_all if found is patches.replace_all_literal else found
+
+
+PATCHES.resolve = _broken_resolve  # type: ignore[method-assign]
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

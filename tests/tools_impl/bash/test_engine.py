@@ -146,6 +146,25 @@ def test_interleaved_partial_characters_on_two_streams_decode_with_separate_deco
     assert "\ufffd" in run(cmd, tmp_path, profile=shared).text
 
 
+def test_output_that_ends_inside_a_character_ends_in_a_replacement_character(tmp_path: Path) -> None:
+    """Node's decoder flushes an incomplete last sequence as U+FFFD on both decoders, also when
+    it is the whole output (a lone 0xEF could have been a BOM until the stream ended)."""
+    for profile in (REFERENCE, REFERENCE.with_patches({"bash.parent-death-guard": False})):
+        assert run("printf '\\357'", tmp_path, profile=profile).text == "\ufffd"
+        assert run("printf 'ok\\342\\202'", tmp_path, profile=profile).text == "ok\ufffd"
+        assert run("printf '\\360\\237' >&2", tmp_path, profile=profile).text == "\ufffd"
+
+
+def test_a_flushed_character_past_the_byte_limit_gets_a_full_output_file(tmp_path: Path) -> None:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    small = REFERENCE.replace(engine_max_bytes=10)
+    res = run("printf '123456789\\342'", tmp_path, env=env, profile=small)
+    assert res.details is not None
+    path = res.details["fullOutputPath"]
+    assert path is not None and res.text.endswith(f"Full output: {path}]")
+    assert Path(path).read_bytes() == b"123456789\xe2"
+
+
 # -- truncation through the engine ------------------------------------------------------------
 
 def test_2500_lines_show_last_2000_with_full_output_file(tmp_path: Path) -> None:
@@ -366,10 +385,13 @@ def test_timer_delay_overflow_fires_after_one_millisecond() -> None:
 
 def test_taskkill_argv_resolution() -> None:
     env = {"SystemRoot": "C:\\Windows"}
-    assert taskkill_argv(42, force=False, env=env, hardened=True) == [
+    hardened = engine.TASKKILL.of(REFERENCE).executable
+    bare = engine.TASKKILL.of(REFERENCE.with_patches({"bash.win-taskkill": False})).executable
+    assert taskkill_argv(42, force=False, exe=hardened(env)) == [
         "C:\\Windows\\System32\\taskkill.exe", "/T", "/PID", "42"]
-    assert taskkill_argv(42, force=True, env=env, hardened=False) == ["taskkill", "/F", "/T", "/PID", "42"]
-    assert taskkill_argv(7, force=True, env={"windir": "D:\\W\\"}, hardened=True)[0] == "D:\\W\\System32\\taskkill.exe"
+    assert taskkill_argv(42, force=True, exe=bare(env)) == ["taskkill", "/F", "/T", "/PID", "42"]
+    assert hardened({"windir": "D:\\W\\"}) == "D:\\W\\System32\\taskkill.exe"
+    assert hardened({}) == "taskkill"
 
 
 def test_pwsh_type_shell_gets_powershell_arguments(tmp_path: Path) -> None:

@@ -143,11 +143,14 @@ def test_an_armed_group_is_disarmed_when_its_command_is_over() -> None:
 def test_the_guardian_acknowledges_well_formed_leases_only_and_ends_what_is_still_armed() -> None:
     """The guardian program itself: malformed lines are ignored; on end-of-file the groups still
     armed get SIGTERM (and SIGKILL after the grace when they ignore it), disarmed ones nothing."""
-    kept = subprocess.Popen(["sh", "-c", "trap '' TERM; sleep 60"], start_new_session=True)
+    # "ready" once TERM is ignored: arming before that would let the SIGTERM end it (a loaded machine)
+    kept = subprocess.Popen(["sh", "-c", "trap '' TERM; echo ready; sleep 60"], stdout=subprocess.PIPE,
+                            start_new_session=True)
     released = subprocess.Popen(["sleep", "60"], start_new_session=True)
     guardian = subprocess.Popen([GUARD_SHELL, "-c", GUARDIAN_SCRIPT, GUARDIAN_ARGV0_TAG], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, env=GUARDIAN_ENV, start_new_session=True)
     try:
+        assert kept.stdout is not None and kept.stdout.readline() == b"ready\n"
         assert guardian.stdin is not None and guardian.stdout is not None
         lines = ["arm XYZ 1", f"arm abc {kept.pid}x", f"arm abc {kept.pid} extra", "hello",
                  f"arm 0a1b {kept.pid}", f"arm 2c3d {released.pid}", "disarm 2c3d"]
@@ -157,11 +160,13 @@ def test_the_guardian_acknowledges_well_formed_leases_only_and_ends_what_is_stil
         out = guardian.stdout.read().decode()
         assert guardian.wait(10) == 0
         assert out == "ack 0a1b\nack 2c3d\n"
-        assert kept.wait(10) == -signal.SIGKILL  # TERM ignored: killed after the grace period
-        assert 2.9 <= time.monotonic() - t0 < 8
+        assert kept.wait(30) == -signal.SIGKILL  # TERM ignored: killed after the grace period
+        assert 2.9 <= time.monotonic() - t0 < 30
         assert alive(released.pid)  # disarmed before the end: left alone
     finally:
         for proc in (kept, released, guardian):
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
+        if kept.stdout is not None:
+            kept.stdout.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tools_impl.bash.output import (
@@ -14,6 +14,8 @@ from tools_impl.bash.output import (
     format_output,
     full_output_path,
     node_tmpdir,
+    per_stream_decoders,
+    shared_decoder,
 )
 
 
@@ -82,7 +84,7 @@ def test_multibyte_character_split_across_chunks_decodes_once() -> None:
 
 
 def test_separate_decoders_keep_interleaved_streams_intact() -> None:
-    acc, _ = _acc(separate_decoders=True)
+    acc, _ = _acc(decoders=per_stream_decoders())
     euro = "€".encode()
     acc.push(euro[:1], "stdout")
     acc.push(euro[:2], "stderr")
@@ -93,7 +95,7 @@ def test_separate_decoders_keep_interleaved_streams_intact() -> None:
 
 
 def test_shared_decoder_mangles_interleaved_streams_like_upstream() -> None:
-    acc, _ = _acc(separate_decoders=False)
+    acc, _ = _acc(decoders=shared_decoder())
     euro = "€".encode()
     acc.push(euro[:1], "stdout")
     acc.push(euro[:2], "stderr")
@@ -104,9 +106,10 @@ def test_shared_decoder_mangles_interleaved_streams_like_upstream() -> None:
     assert "\ufffd" in acc.snapshot().content
 
 
-def test_parent_death_guard_patch_decodes_each_stream_separately() -> None:
+def test_per_stream_decoders_decode_each_stream_separately() -> None:
     def feed(separate: bool) -> str:
-        acc = OutputAccumulator(env={"TMPDIR": "/nonexistent"}, separate_decoders=separate)
+        decoders = per_stream_decoders() if separate else shared_decoder()
+        acc = OutputAccumulator(env={"TMPDIR": "/nonexistent"}, decoders=decoders)
         out = [acc.push(b"\xc3", "stdout"), acc.push(b"x", "stderr"), acc.push(b"\xa9", "stdout"), acc.finish()]
         return "".join(out)
 
@@ -204,6 +207,60 @@ def test_rolling_tail_drops_partial_first_line_after_cut() -> None:
     assert snap.total_lines == 20_001
 
 
+def test_a_stream_that_is_only_the_start_of_a_sequence_still_ends_in_one_replacement_character() -> None:
+    """Node's TextDecoder: the end of the stream flushes an incomplete sequence as U+FFFD, also
+    when it is all the stream holds (and could still have been a BOM)."""
+    for head in (b"\xef", b"\xef\xbb", b"\xe2\x82", b"\xf0\x9f\x98"):
+        acc, _ = _acc(decoders=shared_decoder())
+        assert acc.push(head) == ""
+        assert acc.finish() == "\ufffd"
+        assert (acc.snapshot().content, acc.decoded_bytes, acc.total_lines) == ("\ufffd", 3, 1)
+
+
+def test_a_bom_split_across_chunks_is_still_dropped() -> None:
+    acc, _ = _acc(decoders=shared_decoder())
+    out = [acc.push(b"\xef"), acc.push(b"\xbb"), acc.push(b"\xbfok"), acc.finish()]
+    assert "".join(out) == "ok"
+    assert acc.decoded_bytes == 2
+
+
+def test_each_stream_decoder_flushes_its_own_incomplete_sequence_at_the_end() -> None:
+    acc, _ = _acc(decoders=per_stream_decoders())
+    acc.push(b"\xef", "stdout")  # could have been the start of stdout's BOM
+    acc.push(b"e\xf0\x9f", "stderr")
+    assert acc.finish() == "\ufffd\ufffd"
+    assert acc.snapshot().content == "e\ufffd\ufffd"
+    assert acc.decoded_bytes == 7
+    facts = acc.stream_facts()
+    assert (facts.stdout, facts.stderr) == ("\ufffd", "e\ufffd")
+
+
+def test_output_that_outgrows_the_limits_only_when_flushed_still_gets_its_full_output_file() -> None:
+    """pi's ``finish()`` opens the temp file when the flushed text crosses a limit: nine bytes and
+    the first byte of a character are within 10 bytes until the U+FFFD makes them 12."""
+    acc, sinks = _acc(max_bytes=10)
+    acc.push(b"123456789")
+    acc.push(b"\xe2")
+    assert sinks == {}
+    acc.finish()
+    snap = acc.snapshot()
+    assert snap.truncated and snap.total_bytes == 12
+    assert snap.full_output_path is not None and list(sinks) == [snap.full_output_path]
+    assert sinks[snap.full_output_path].getvalue() == b"123456789\xe2"
+    assert format_output(snap, "").text.endswith(f"Full output: {snap.full_output_path}]")
+
+
+def test_a_flushed_character_that_opens_one_line_too_many_gets_the_full_output_file() -> None:
+    acc, sinks = _acc(max_lines=2)
+    acc.push(b"a\nb\n\xc3")
+    assert sinks == {}
+    acc.finish()
+    snap = acc.snapshot()
+    assert snap.truncated and snap.total_lines == 3
+    assert list(sinks) == [snap.full_output_path]
+    assert sinks[str(snap.full_output_path)].getvalue() == b"a\nb\n\xc3"
+
+
 def test_node_tmpdir_follows_node_order() -> None:
     assert node_tmpdir({"TMPDIR": "/a/", "TMP": "/b"}, "linux") == "/a"
     assert node_tmpdir({"TMP": "/b"}, "linux") == "/b"
@@ -224,19 +281,23 @@ _chunks = st.lists(st.binary(max_size=64) | st.sampled_from(["é".encode(), "€
                    max_size=40)
 
 
-@given(_chunks, st.data())
+@given(_chunks, st.lists(st.integers(0, 64 * 40), max_size=10))
+@example([b"\xef"], [])  # a stream that ends inside a UTF-8 sequence (found by this test)
+@example([b"\xef\xbb"], [1])  # ... split, and a prefix of the BOM
+@example([b"\xef\xbb\xbf", b"\xe2\x82"], [1, 2])  # a BOM split three ways, then a cut-off character
 def test_accumulator_totals_equal_those_of_the_concatenated_stream_for_any_chunking(
-        chunks: list[bytes], data: st.DataObject) -> None:
-    """Raw bytes, decoded bytes and lines do not depend on where the stream was split."""
+        chunks: list[bytes], cuts: list[int]) -> None:
+    """Raw bytes, decoded bytes and lines do not depend on where the stream was split; the text
+    is Node's ``TextDecoder`` on the whole stream (a leading BOM dropped, an incomplete last
+    sequence one U+FFFD)."""
     stream = b"".join(chunks)
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=10)))
-    acc, _ = _acc(separate_decoders=False)
+    acc, _ = _acc(decoders=shared_decoder())
     prev = 0
-    for c in [*cuts, len(stream)]:
+    for c in [*sorted(c % (len(stream) + 1) for c in cuts), len(stream)]:
         acc.push(stream[prev:c])
         prev = c
     acc.finish()
-    text = stream.decode("utf-8", "replace")
+    text = stream.decode("utf-8", "replace").removeprefix("\ufeff")
     assert acc.raw_bytes == len(stream)
     assert acc.decoded_bytes == len(text.encode())
     expected_lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)

@@ -16,14 +16,13 @@ from tools_impl.core.errors import ToolAborted, ToolError
 from tools_impl.core.profile import PATCH_EDIT_FIDELITY_GUARD, REFERENCE, UPSTREAM_PI, Profile
 from tools_impl.edit.engine import (
     INVALID_INPUT_MESSAGE,
-    RELOAD_HINT,
     Edit,
     apply_edits,
     detect_crlf,
     engine_edit,
-    is_disproportionate,
     prepare_arguments,
 )
+from tools_impl.edit.patches import RELOAD_HINT, is_disproportionate
 
 NOT_FOUND_1 = (
     "Could not find the exact text in f.txt. The old text must match exactly including all whitespace "

@@ -11,7 +11,7 @@ from tools_impl.core.context import ToolContext, make_context
 from tools_impl.core.errors import ToolError
 from tools_impl.core.profile import PATCH_WRAP_REPLACE_ALL_LITERAL, REFERENCE, UPSTREAM_PI, Profile
 from tools_impl.edit import tool as edit
-from tools_impl.edit.engine import RELOAD_HINT
+from tools_impl.edit.patches import RELOAD_HINT
 from tools_impl.edit.tool import (
     MINIMAX_SCHEMA,
     PI_SCHEMA,

@@ -7,13 +7,21 @@ invalid UTF-8, whatever the size of the pieces it streams the file in and how ma
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tools_impl.core.errors import ToolError
-from tools_impl.read.engine import _NEWLINE_BLOCK, _TextLines, js_slice, select_bytes, select_text
+from tools_impl.read.engine import (
+    _NEWLINE_BLOCK,
+    _TextLines,
+    engine_read,
+    js_slice,
+    select_bytes,
+    select_text,
+)
 
 BOUND = st.one_of(st.integers(-30, 60), st.floats(-30, 60), st.sampled_from([math.inf, -math.inf, math.nan]))
 TEXT = st.lists(st.sampled_from(["a", "bb", "", "\r", "\u00e9", "\U0001f600", " x "]), max_size=40).map("\n".join)
@@ -51,6 +59,11 @@ STREAMING = st.tuples(st.sampled_from([1, 2, 3, 5, 16, 1 << 16]), st.sampled_fro
 
 @settings(max_examples=1500, deadline=None)
 @given(DATA, OFFSET, LIMIT, CAPS, STREAMING)
+# files that end inside a UTF-8 sequence, streamed a byte at a time, within and over the caps
+@example(b"\xef", None, None, (2000, 50 * 1024), (1, 0))
+@example(b"\xef\xbb", None, None, (2000, 50 * 1024), (1, 0))
+@example(b"x" * 40 + b"\n\xf0\x9f", None, None, (2000, 20), (1, 0))
+@example(b"\n" * 5 + b"\xe2\x80", 2, None, (3, 50 * 1024), (2, 7))
 def test_select_bytes_equals_select_text_on_the_decoded_file(data: bytes, offset: float | None,
                                                             limit: float | None, caps: tuple[int, int],
                                                             streaming: tuple[int, int]) -> None:
@@ -65,3 +78,21 @@ def test_select_bytes_equals_select_text_on_the_decoded_file(data: bytes, offset
         return (sel.text, sel.details)
 
     assert run(select_bytes, data, chunk=chunk, keep=keep) == run(select_text, data.decode("utf-8", "replace"))
+
+
+def test_a_file_that_ends_inside_a_character_reads_with_a_final_replacement_character(tmp_path: Path) -> None:
+    """The end of the file flushes an incomplete sequence as one U+FFFD (3 bytes), on the whole
+    read and on the streamed, truncated one (whose totalBytes counts it)."""
+    f = tmp_path / "f.txt"
+    f.write_bytes(b"a\nb\n\xe2\x82")
+
+    def read(**caps: int) -> tuple[str, object]:
+        res = engine_read(str(f), None, None, root=str(tmp_path), home=str(tmp_path), check_abort=lambda: None, **caps)
+        return res.text, res.details
+
+    assert read() == ("a\nb\n\ufffd", None)
+    text, details = read(max_bytes=4)
+    assert text == "a\nb\n\n[Showing lines 1-2 of 3 (4B limit). Use offset=3 to continue.]"
+    assert isinstance(details, dict) and details["truncation"]["totalBytes"] == 7
+    f.write_bytes(b"\xef")
+    assert read() == ("\ufffd", None)
