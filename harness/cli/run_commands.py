@@ -71,11 +71,15 @@ def register_cli(subparsers: Subparsers) -> None:
     """Add ``run``, ``validate`` and ``list``."""
     p = subparsers.add_parser("run", help="run scenarios and gate on the results",
                               description="Run scenarios on an implementation and gate on the results. "
-                                          "Without PATHS, runs the gate configured in [tool.toolproof].")
+                                          "Without PATHS, runs the gate configured in [tool.toolproof]; with "
+                                          "none configured, every shipped scenario with the shipped baseline of "
+                                          "what IMPL's hello says.")
     add_selection(p)
     add_backend(p)
     add_report_options(p)
-    p.add_argument("--baseline", metavar="F", help="baseline YAML of known failures (default: baseline in [tool.toolproof])")
+    p.add_argument("--baseline", metavar="F", help="baseline YAML of known failures (default: baseline in "
+                                                   "[tool.toolproof]; for the shipped gate, the shipped baseline of "
+                                                   "IMPL's implementation and version)")
     p.add_argument("--no-baseline", action="store_true", help="apply no baseline, not even the configured one")
     p.add_argument("--fail-on-skip", action="store_true",
                    help="a skipped scenario fails the run (exit 1): for jobs whose scenarios must all really run")
