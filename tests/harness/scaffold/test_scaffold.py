@@ -3,9 +3,8 @@ existing pyproject.toml only gains the ``[tool.toolproof]`` table."""
 
 from __future__ import annotations
 
-import re
-
 import io
+import re
 import tomllib
 from pathlib import Path
 
