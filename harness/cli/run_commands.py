@@ -41,12 +41,13 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_validate(args: argparse.Namespace, out: TextIO) -> int:
-    if not args.paths:
+    if not args.paths and not args.baseline:
         raise UsageError("no scenario paths given (pass PATHS, or set paths in [tool.toolproof] of pyproject.toml)")
-    files = find_scenario_files(args.paths)
-    scenarios = load_corpus(args.paths)
-    print(f"toolproof: {len(scenarios)} scenarios in {len(files)} files are valid", file=out)
-    if getattr(args, "baseline", None):
+    if args.paths:
+        files = find_scenario_files(args.paths)
+        scenarios = load_corpus(args.paths)
+        print(f"toolproof: {len(scenarios)} scenarios in {len(files)} files are valid", file=out)
+    if args.baseline:
         for line in validate_baseline_lines(load_baseline(args.baseline)):
             print(line, file=out)
     return EXIT_OK

@@ -199,6 +199,7 @@ def test_unreviewed_entries_are_reported_by_update_run_and_validate(planted: tup
         "new.yaml:4: entries[1].reason: unreviewed: still a TODO placeholder; write why step 'loud' of "
         "'planted/two-steps' fails (it xfails meanwhile, and every run reports it)",
         "toolproof: baseline new.yaml (planted 1) is valid: 1 entry; 1 UNREVIEWED"]
+    assert toolproof("validate", "--baseline", "new.yaml")[1].splitlines() == out.splitlines()[1:]
 
 
 def test_a_whole_scenario_entry_without_scope_is_a_usage_error_of_the_run(planted: tuple[Path, str],
