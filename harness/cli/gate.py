@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from harness.backends.base import HelloInfo
 from harness.backends.registry import backend_selection
 from harness.corpus.shipped import resolve_all
+from harness.errors import InfrastructureError
 from harness.report.baseline import Baseline, choose_shipped_baseline, load_baseline, shipped_baseline_path
 
 SHIPPED_GATE_PATHS = ("toolproof:", "toolproof:pi")
@@ -53,7 +54,10 @@ def choose_run_baseline(args: argparse.Namespace, shipped_gate: bool) -> RunBase
         return RunBaseline(load_baseline(args.baseline), args.baseline, choice)
     if not shipped_gate:
         return RunBaseline(None, "", "")
-    hello = probe_hello(args.backend, args.impl)
+    try:
+        hello = probe_hello(args.backend, args.impl)
+    except InfrastructureError as exc:  # the run itself reports what is wrong with the implementation
+        return RunBaseline(None, "", f"could not learn who the implementation is ({exc})")
     baseline, why = choose_shipped_baseline(hello.implementation, hello.version)
     if baseline is None:
         return RunBaseline(None, "", why)
