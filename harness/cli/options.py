@@ -77,6 +77,7 @@ def apply_config(args: argparse.Namespace, config: Config | None = None) -> Conf
             args.baseline = None
         elif args.baseline is None and config.baseline:
             args.baseline = config.baseline
+            args.baseline_from_config = config.path  # the run's summary says where its baseline came from
         if args.baseline:
             args.baseline = resolve_all([args.baseline])[0]
     return config

@@ -25,7 +25,7 @@ def load_properties_baseline(path: str) -> Baseline:
     """The baseline at ``path``; ``ScenarioError`` (file: entry: what) for an unknown invariant or a
     ``step``, on top of the scenario baselines' checks."""
     text = read_document_text(path)
-    baseline = parse_baseline_text(text, path)
+    baseline = parse_baseline_text(text, path, whole_entries=True)
     known = [i.name for i in INVARIANTS]
     lines = text.splitlines()
     problems = []

@@ -65,11 +65,12 @@ def test_infrastructure_error_is_a_test_error_not_a_failure(corpus: pytest.Pytes
 
 
 def test_baseline_makes_listed_failures_xfail_and_stale_entries_fail(corpus: pytest.Pytester) -> None:
-    corpus.makefile(".yaml", base="implementation: fake\nentries:\n  - {id: p/wrong, reason: demo}\n"
-                                  "  - {id: p/good, reason: stale one}\n")
+    corpus.makefile(".yaml", base="implementation: fake\nentries:\n  - {id: p/wrong, scope: scenario, reason: demo}\n"
+                                  "  - {id: p/good, scope: scenario, reason: stale one}\n")
     result = corpus.runpytest("--toolproof", BACKEND, "--toolproof-baseline=base.yaml", "scenarios")
     result.assert_outcomes(xfailed=1, failed=1, skipped=1)
-    result.stdout.fnmatch_lines(["*stale baseline entry: 'p/good' now passes; remove it from base.yaml*"])
+    result.stdout.fnmatch_lines(["*stale baseline entry: 'p/good' (scope: scenario) now passes*remove the entry "
+                                 "from base.yaml*"])
 
 
 def test_invalid_scenario_is_a_collection_error_naming_file_line_and_field(corpus: pytest.Pytester) -> None:

@@ -104,7 +104,7 @@ def test_fail_on_skip_turns_a_skip_into_a_failing_gate(corpus: Path) -> None:
 
 def test_plain_run_uses_tool_toolproof_and_options_override_it(corpus: Path, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "base.yaml").write_text("implementation: fake\nentries:\n  - {id: g/good, reason: listed}\n")
+    (tmp_path / "base.yaml").write_text("implementation: fake\nentries:\n  - {id: g/good, scope: scenario, reason: listed}\n")
     (tmp_path / "pyproject.toml").write_text(
         f'[tool.toolproof]\nimpl = "{FAKE_BACKEND}"\npaths = ["c"]\nbaseline = "base.yaml"\njobs = 2\n', encoding="utf-8")
     monkeypatch.chdir(tmp_path)

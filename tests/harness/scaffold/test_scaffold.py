@@ -4,6 +4,7 @@ existing pyproject.toml only gains the ``[tool.toolproof]`` table."""
 from __future__ import annotations
 
 import io
+import re
 import tomllib
 from pathlib import Path
 
@@ -81,6 +82,8 @@ def test_init_runs_the_gate_once_and_lists_its_failures_in_the_baseline(tmp_path
     assert code == 0, out
     baseline = (tmp_path / "toolproof" / "baseline.yaml").read_text(encoding="utf-8")
     assert baseline.startswith("# Known failures of example-python-adapter:")  # the header stays
-    assert "  - id: read/binary-nul-bytes\n    reason: 'TODO: explain why this fails" in baseline
+    # one entry per failing step, pinned to its mismatch, its reason an (unreviewed) placeholder
+    assert re.search(r"\n  - id: read/binary-nul-bytes\n    step: \S+\n    mismatch:.*\n(      .*\n)*    reason: 'TODO: review",
+                     baseline), baseline
     assert "mine/write-then-read" not in baseline  # it passes
     assert main(["run"], io.StringIO()) == 0  # the gate passes from the first commit
