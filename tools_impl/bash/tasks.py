@@ -200,6 +200,15 @@ class BashTask:
         return self._chars
 
     # -- lifecycle ----------------------------------------------------------------------
+    def wait_dispatched(self, profile: Profile, observer: ProcessObserver | None) -> None:
+        """When process facts are observed, wait (bounded) until the command was dispatched: the
+        facts of a start belong to the call's answer, so a slow start never moves them after it."""
+        if OBSERVE.of(profile)(observer) is None:
+            return
+        deadline = time.monotonic() + DISPATCH_WAIT_S
+        while not (self.dispatched.is_set() or self.done.is_set()) and time.monotonic() < deadline:
+            self.dispatched.wait(WAIT_SLICE_S)
+
     def request_abort(self, reason: str) -> bool:
         """Abort the command (kill sequence). False when it has already finished."""
         if self.done.is_set():
@@ -412,12 +421,7 @@ def run_managed_foreground(ctx: ToolContext, command: str, *, timeout: float, en
             break
         task.done.wait(min(WAIT_SLICE_S, remaining))
     if not task.done.is_set():
-        if OBSERVE.of(ctx.profile)(observer) is not None:
-            # The process facts the call reports belong to its answer: a promotion waits (bounded)
-            # until the command was dispatched, so a slow start never moves them after the result.
-            deadline = time.monotonic() + DISPATCH_WAIT_S
-            while not (task.dispatched.is_set() or task.done.is_set()) and time.monotonic() < deadline:
-                task.dispatched.wait(WAIT_SLICE_S)
+        task.wait_dispatched(ctx.profile, observer)
         task.metadata["executionMode"] = MODE_PROMOTED
         task.metadata["foregroundSoftYieldMs"] = ctx.profile.bash_soft_yield_ms
         return ManagedOutcome(MODE_PROMOTED, task)

@@ -191,6 +191,8 @@ def _explicit_background(command: str, raw_timeout: object, ctx: ToolContext) ->
     if task.spawn_error is not None:
         text = BASH_ERROR_TEMPLATE.format(message=task.spawn_error.message or BACKGROUND_START_FAILED)
         return text_result(NAME, text, {"status": STATUS_FAILED}, is_error=True)
+    # The start's process facts belong to this answer, on a slow machine as on a fast one.
+    task.wait_dispatched(ctx.profile, ctx.observe_process)
     details = {**task.executor_details, "status": STATUS_STARTED, "task_id": task.id}
     result = text_result(NAME, background_result_text(task.id, STATUS_STARTED), details)
     return report_env_sanitized(result, removed, ctx.workspace)
