@@ -116,6 +116,12 @@ class Worker:
                 deadline = min(deadline, time.monotonic() + 0.2)
             time.sleep(0.02)
 
+    def impl_stderr(self, lines: int = 8) -> str:
+        """The last ``lines`` lines the implementation wrote on stderr (the supervisor passes them
+        through), `` | ``-joined: a failed start shows the adapter's traceback, as local does."""
+        said = [ln for ln in self.proto.stderr_tail.strip().splitlines() if ln.strip() and not ln.startswith(FATAL_PREFIX)]
+        return " | ".join(said[-lines:])
+
 
 class DockerBackend(Backend):
     """Runs ``impl`` (default the reference) in hardened containers, one per scenario.
@@ -225,6 +231,9 @@ class DockerBackend(Backend):
             resp = worker.proto.request("hello", {}, deadline_s=START_DEADLINE_S)
         except InfrastructureError as exc:
             cause = worker.fatal_cause() or str(exc)
+            said = worker.impl_stderr()
+            if said and "its stderr ends with" not in cause:
+                cause += f"; its stderr ends with: {said}"
             self._kill(worker)
             raise InfrastructureError(f"the container from {self._runtime_image} did not start: {cause}") from None
         if not resp.ok:
