@@ -18,7 +18,6 @@ from harness.report.baseline import load_baseline
 from harness.scaffold import GITHUB_WORKFLOW, GITLAB_FILE, implementation_name, named_adapter, plan
 from harness.scaffold.install import from_direct_url
 
-
 SPEC = ("--pip-spec", "toolproof==0.1.0")  # the install source is tested on its own below
 
 
