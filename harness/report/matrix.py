@@ -254,11 +254,22 @@ class Matrix:
         return tuple(out)
 
 
+def where_it_ran(backend: str) -> str:
+    """The backend part of a run's backend label: ``local``, ``docker``, ``docker:IMAGE`` — not
+    the implementation's command line (``local --impl cmd:…``, or the ``cmd:…`` alias of local),
+    which the implementation's name already stands for in a label."""
+    if backend.startswith("cmd:"):
+        return "local"
+    return backend.split(" --impl ", 1)[0].strip()
+
+
 def column_label(info: RunInfo, source: str = "") -> str:
-    """``<implementation> <version> [<backend>]`` from the run info (the file name if it has none)."""
+    """``<implementation> <version> [<backend>]`` from the run info (the file name if it has no
+    implementation); the full backend label, command included, is in the runs table."""
     who = " ".join(p for p in (info.implementation, info.version) if p)
-    if info.backend:
-        who = f"{who} [{info.backend}]" if who else f"[{info.backend}]"
+    where = where_it_ran(info.backend) if info.backend else ""
+    if where:
+        who = f"{who} [{where}]" if who else f"[{info.backend}]"
     return who or Path(source).name or "run"
 
 
