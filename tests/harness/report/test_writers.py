@@ -131,3 +131,17 @@ def test_junit_parses_when_messages_hold_nuls_control_characters_and_undecodable
             assert "\\udcff\\ufffe\\uffff" in failure.text and "\there" in failure.text
     skipped = ET.fromstring(to_junit(runs[0])).find(".//testcase[@name='a/skip']/skipped")
     assert skipped is not None and skipped.get("message") == "skip \\x0b reason"
+
+
+@pytest.mark.parametrize("kind", ["startswith", "endswith"])
+def test_a_failed_startswith_or_endswith_shows_a_diff_past_the_shortened_texts(kind: str) -> None:
+    """Issue 21 item 12: both texts were cut to the same 200-character prefix: no visible difference."""
+    from harness.model.scenario import TextMatch
+    from harness.run.compare import check_text
+
+    common = "x" * 250 + "\n"
+    expected = common + "line two\n" if kind == "startswith" else "line two\n" + common
+    actual = common + "line 2\nmore" if kind == "startswith" else "head\nline 2\n" + common
+    (mismatch,) = check_text("text", TextMatch(**{kind: expected}), actual)
+    assert "-line two" in mismatch.diff and "+line 2" in mismatch.diff
+    assert mismatch.diff.startswith(f"--- expected {'start' if kind == 'startswith' else 'end'}\n")
