@@ -1,6 +1,6 @@
-"""Build hook: the wheel carries the scenario corpus, its baselines and snapshots, the pi adapter
-and the example adapters as package data under ``harness/_shipped/`` (see harness/corpus/shipped.py).
-Everything else is declared in pyproject.toml."""
+"""Build hook: the wheel carries the scenario corpus, its baselines and snapshots, the pi adapter,
+the example adapters and the documentation (docs/, README.md) as package data under
+``harness/_shipped/`` (see harness/corpus/shipped.py). Everything else is declared in pyproject.toml."""
 
 import shutil
 from pathlib import Path
@@ -8,7 +8,8 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-SHIPPED_DIRS = ("scenarios", "baselines", "snapshots", "adapters/pi", "examples")
+SHIPPED_DIRS = ("scenarios", "baselines", "snapshots", "adapters/pi", "examples", "docs")
+SHIPPED_FILES = ("README.md",)
 IGNORED = shutil.ignore_patterns("node_modules", "__pycache__", "*.pyc", ".venv")
 
 
@@ -27,6 +28,10 @@ class BuildPyWithCorpus(build_py):
             if dest.exists():
                 shutil.rmtree(dest)
             shutil.copytree(src, dest, ignore=IGNORED)
+        for rel in SHIPPED_FILES:
+            if not (here / rel).is_file():
+                raise SystemExit(f"setup.py: {rel} is missing; the wheel must carry it")
+            shutil.copyfile(here / rel, target / rel)
 
 
 setup(cmdclass={"build_py": BuildPyWithCorpus})

@@ -15,6 +15,7 @@ the configured baseline) as xfail, and stale baseline entries as failures.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import re
 import warnings
@@ -25,25 +26,27 @@ from typing import Any
 import pytest
 
 from harness.backends.base import Backend
-from harness.backends.registry import backend_factory
+from harness.backends.registry import DEFAULT_IMPL, backend_factory
 from harness.cli.config import load_config
 from harness.corpus.loader import load_scenario
-from harness.corpus.shipped import is_shipped_name, resolve, resolve_all, snapshot_root_for
+from harness.corpus.shipped import is_packaged, is_shipped_name, resolve, resolve_all, snapshot_root_for
 from harness.errors import HarnessError, InfrastructureError, ScenarioError, UsageError
 from harness.model.results import ERROR, FAIL, SKIP, STALE, XFAIL, RunInfo, RunResult, ScenarioResult
 from harness.model.scenario import Scenario
 from harness.report.baseline import apply_baseline, load_baseline
 from harness.run.compare import readable_diff
 from harness.run.runner import run_scenario
-from harness.run.snapshots import snapshot_path
+from harness.run.snapshots import SnapshotStore, snapshot_path
 
 DEFAULT_PATHS = ("scenarios",)
 SNAPSHOT_DIR = "snapshots"
 MARKER_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
+SCENARIO_SNIFF = re.compile(r"^steps\s*:", re.MULTILINE)
 _ENABLED = pytest.StashKey[bool]()
 _ROOTS = pytest.StashKey[tuple[Path, ...]]()
 _NAMED = pytest.StashKey[tuple[Path, ...]]()
 _MARKERS = pytest.StashKey[set[str]]()
+_FORCED = pytest.StashKey[dict[Path, Path]]()
 
 
 def marker_name(tag: str) -> str:
@@ -76,9 +79,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("toolproof", "toolproof scenario corpus")
     group.addoption("--toolproof", action="store_true", default=False,
                     help="collect scenario YAML files (under toolproof_paths) as tests")
-    group.addoption("--toolproof-impl", default="reference", metavar="IMPL",
+    group.addoption("--toolproof-impl", default=None, metavar="IMPL",
                     help="implementation under test: reference | upstream | pi@VERSION | cmd:COMMAND "
-                         "(default: reference)")
+                         "(default: impl of [tool.toolproof], else reference)")
     group.addoption("--toolproof-backend", default=None, metavar="BACKEND",
                     help="backend for scenarios: local | cmd:COMMAND | docker[:IMAGE] "
                          "(default: impl/backend of [tool.toolproof], else local)")
@@ -103,22 +106,77 @@ def pytest_configure(config: pytest.Config) -> None:
         roots = resolve_all(ini_paths or list(tp.paths) or list(DEFAULT_PATHS))
         if config.getoption("toolproof_backend") is None:
             config.option.toolproof_backend = tp.backend or "local"
-            if tp.impl and config.getoption("toolproof_impl") in (None, "reference"):
+            if tp.impl and config.getoption("toolproof_impl") is None:
                 config.option.toolproof_impl = tp.impl
+        if config.getoption("toolproof_impl") is None:
+            config.option.toolproof_impl = DEFAULT_IMPL
         if config.getoption("toolproof_baseline") is None and tp.baseline:
             config.option.toolproof_baseline = resolve_all([tp.baseline])[0]
     except UsageError as exc:
         raise pytest.UsageError(f"toolproof: {exc}") from None
-    config.stash[_ROOTS] = tuple((config.rootpath / p).resolve() for p in roots)
+    config.stash[_ROOTS] = resolved_roots = tuple((config.rootpath / p).resolve() for p in roots)
     # what the command line names: a file named is collected even outside the roots, and so is
-    # every YAML file under a directory named (pytest --toolproof mydir)
+    # every scenario file under a directory named (pytest --toolproof mydir). Without PATHS pytest
+    # passes the rootdir (or testpaths), which names nothing: there only the roots count.
+    explicit = config.args_source == pytest.Config.ArgsSource.ARGS
     named = []
+    walked = []
     for arg in config.args:
         path = Path(arg.split("::", 1)[0])
         path = path if path.is_absolute() else Path(config.invocation_params.dir) / path
-        if path.exists() and path.resolve() != config.rootpath.resolve():
+        if not path.exists():
+            continue
+        walked.append(path.resolve())
+        if explicit or path.resolve() != config.rootpath.resolve():
             named.append(path.resolve())
     config.stash[_NAMED] = tuple(named)
+    config.stash[_FORCED] = {}
+    if not explicit:
+        _reach_the_roots(config, resolved_roots, walked)
+
+
+def _skipped_by_default(config: pytest.Config, directory: Path) -> bool:
+    """Whether pytest's own rules would not walk into ``directory`` (a virtualenv, or a name in
+    ``norecursedirs`` such as ``.venv`` or ``build``)."""
+    if not config.getoption("collect_in_virtualenv") and (
+            (directory / "pyvenv.cfg").is_file() or (directory / "conda-meta" / "history").is_file()):
+        return True
+    return any(fnmatch.fnmatch(directory.name, pattern) for pattern in config.getini("norecursedirs"))
+
+
+def _reach_the_roots(config: pytest.Config, roots: tuple[Path, ...], walked: list[Path]) -> None:
+    """pytest walks only its arguments, and skips virtualenvs and ``norecursedirs`` on the way;
+    a configured root it would not reach (the shipped corpus, ``toolproof:`` in ``[tool.toolproof]
+    paths``, lives in site-packages, perhaps of a ``.venv`` inside the repository) is added to the
+    arguments, or, when it lies under one, its path is opened through the skipped directories
+    (``pytest_ignore_collect`` below), nothing beside that path."""
+    forced: dict[Path, Path] = config.stash[_FORCED]  # directory on a forced path → its root
+    for root in roots:
+        if not root.exists():
+            continue
+        top = next((w for w in walked if root.is_relative_to(w)), None)
+        if top is None:
+            config.args.append(str(root))
+            continue
+        chain = [top.joinpath(*root.relative_to(top).parts[:i]) for i in range(1, len(root.relative_to(top).parts) + 1)]
+        first = next((i for i, d in enumerate(chain) if _skipped_by_default(config, d)), None)
+        if first is not None:
+            for d in chain[first:]:
+                forced[d] = root
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    forced: dict[Path, Path] = config.stash.get(_FORCED, {})
+    if not forced:
+        return None
+    path = collection_path.resolve()
+    if path in forced:
+        return False  # on the path to a configured root: walk in, whatever pytest's rules say
+    parent = forced.get(path.parent)
+    if parent is not None and path.parent != parent:
+        return True  # beside that path inside a skipped directory: stays skipped
+    return None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -126,9 +184,22 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     if not config.stash.get(_ENABLED, False) or file_path.suffix not in (".yaml", ".yml"):
         return None
     resolved = file_path.resolve()
-    if not any(resolved.is_relative_to(root) for root in (*config.stash[_ROOTS], *config.stash[_NAMED])):
-        return None
-    return ScenarioFile.from_parent(parent, path=file_path)
+    if any(resolved.is_relative_to(root) for root in config.stash[_ROOTS]) or resolved in config.stash[_NAMED]:
+        return ScenarioFile.from_parent(parent, path=file_path)
+    # under a directory named on the command line: only what looks like a scenario, so that
+    # ``pytest --toolproof .`` does not trip over CI files and baselines
+    if any(resolved.is_relative_to(d) for d in config.stash[_NAMED]) and looks_like_scenario(file_path):
+        return ScenarioFile.from_parent(parent, path=file_path)
+    return None
+
+
+def looks_like_scenario(path: Path) -> bool:
+    """A YAML file with a top-level ``steps:`` key (read cheaply, without parsing)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return SCENARIO_SNIFF.search(text) is not None
 
 
 class ScenarioFile(pytest.File):
@@ -201,7 +272,10 @@ def toolproof_backend(request: pytest.FixtureRequest) -> Iterator[_BackendHolder
 def _snapshot_hook(request: pytest.FixtureRequest) -> Any:
 
     item = request.node
-    root = snapshot_root_for(item.scenario.path) or request.config.rootpath / SNAPSHOT_DIR
+    shipped = snapshot_root_for(item.scenario.path)
+    if shipped is not None and is_packaged(shipped.parent):
+        return _installed_snapshot_hook(request.config, item.scenario, shipped)
+    root = shipped or request.config.rootpath / SNAPSHOT_DIR
 
     def check(name: str, actual: str) -> str | None:
         snapshot = request.getfixturevalue("snapshot").use_extension(snapshot_extension_class())
@@ -215,6 +289,26 @@ def _snapshot_hook(request: pytest.FixtureRequest) -> Any:
         return f"differs from snapshot {path} (run pytest with --snapshot-update to accept)\n" + readable_diff(stored, actual)
 
     return check
+
+
+def _installed_snapshot_hook(config: pytest.Config, scenario: Scenario, root: Path) -> Any:
+    """The snapshots of the shipped corpus, installed with toolproof (package data), belong to
+    it: compared byte for byte, never written or removed through syrupy, so ``--snapshot-update``
+    cannot change or delete them. (In a checkout of toolproof they are the repository's own files
+    and syrupy updates them as any others.)"""
+    check = SnapshotStore(root).hook_for(scenario)
+    if not getattr(config.option, "update_snapshots", False):
+        return check
+
+    def refuse(name: str, actual: str) -> str | None:
+        problem = check(name, actual)
+        if problem is None:
+            return None
+        return (f"{problem}\n--snapshot-update does not change the shipped snapshots of toolproof's corpus "
+                f"({root}); a scenario of your own (outside toolproof:) keeps its snapshots under "
+                f"{config.rootpath / SNAPSHOT_DIR}")
+
+    return refuse
 
 
 @pytest.fixture

@@ -13,12 +13,20 @@
 // is what the model sees.
 //
 // Run it: toolproof run toolproof: --backend "cmd:node adapter.mjs". Node 18 or later, no packages.
+//
+// Your own code: import it by a path relative to this file (import { readFile } from
+// "../src/tools.mjs"), or by package name once it is installed in node_modules. In the docker job,
+// `toolproof images adapter --project .` copies the repository into the image as /opt/adapter/
+// (this file becomes /opt/adapter/toolproof/adapter.mjs), so the same relative imports resolve
+// there; commit or vendor what your code needs from npm, or `--base` an image that has it.
 
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import readline from "node:readline";
 
+// The name this implementation reports in hello: runs, reports and the baseline's implementation:
+// carry it (`toolproof init` sets it to your project's name).
 const IMPLEMENTATION = "example-node-adapter";
 const VERSION = "0.1.0";
 const DEFAULT_LIMIT = 2000; // lines a read returns when no limit is given
@@ -94,7 +102,9 @@ function hello() {
     ops: ["hello", "workspace", "call", "shutdown"],
     patches: [],
     capabilities: { os: windows ? "windows" : "linux", shell: windows ? "pwsh" : "bash", symlinks: !windows,
-                    fifo: !windows, case_sensitive_fs: !windows, root: false },
+                    fifo: !windows, case_sensitive_fs: !windows,
+                    // scenarios about permissions skip under root, where they cannot hold
+                    root: typeof process.getuid === "function" && process.getuid() === 0 },
   };
 }
 

@@ -21,6 +21,24 @@ import os
 import subprocess
 import sys
 
+# -- your own package ----------------------------------------------------------------------------
+# This file runs as a script (``python toolproof/adapter.py``), so Python puts its own directory,
+# not your repository, first on sys.path, and ``import mypackage`` would fail. PROJECT_ROOT is the
+# directory above this file's (your repository's root when this is toolproof/adapter.py); it and
+# its src/ (a src layout) are put on sys.path, so your code imports as it does in your own tests:
+#     from mypackage.tools import read_file
+# In the docker job the same holds: ``toolproof images adapter --project .`` copies the repository
+# into the image as /opt/adapter/ (this file becomes /opt/adapter/toolproof/adapter.py). What your
+# code needs from PyPI must be in the image as well: ``--base`` an image that has it (toolproof's
+# default base has python3 and its standard library only). Installed packages (``pip install -e .``)
+# need none of this.
+PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+for _path in (os.path.join(PROJECT_ROOT, "src"), PROJECT_ROOT):
+    if os.path.isdir(_path) and _path not in sys.path:
+        sys.path.insert(1, _path)
+
+# The name this implementation reports in ``hello``: runs, reports and the baseline's
+# ``implementation:`` carry it (``toolproof init`` sets it to your project's name).
 IMPLEMENTATION = "example-python-adapter"
 VERSION = "0.1.0"
 DEFAULT_LIMIT = 2000  # lines a read returns when no limit is given
@@ -118,7 +136,9 @@ def hello():
         "capabilities": {"os": "windows" if os.name == "nt" else "linux",
                          "shell": "pwsh" if os.name == "nt" else "bash",
                          "symlinks": os.name != "nt", "fifo": hasattr(os, "mkfifo"),
-                         "case_sensitive_fs": os.name != "nt", "root": False},
+                         "case_sensitive_fs": os.name != "nt",
+                         # scenarios about permissions skip under root, where they cannot hold
+                         "root": hasattr(os, "geteuid") and os.geteuid() == 0},
     }
 
 

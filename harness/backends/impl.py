@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from harness.corpus.shipped import shipped_root
 from harness.errors import InfrastructureError, UsageError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-PI_ADAPTER_DIR = REPO_ROOT / "adapters" / "pi"
-PI_DRIVER = PI_ADAPTER_DIR / "driver.mjs"
+PI_ADAPTER_REL = Path("adapters") / "pi"
 IMPL_CHOICES = "reference | upstream | pi@VERSION | cmd:COMMAND"
 VERSION_RE = re.compile(r"^v?\d+\.\d+\.\d+$")
 
@@ -79,11 +78,25 @@ def parse_impl(text: str) -> Implementation:
 _PI_SETUP_LOCK = threading.Lock()
 
 
+def pi_adapter_dir() -> Path:
+    """``adapters/pi/`` where toolproof is installed: the checkout's, or the wheel's copy under
+    ``harness/_shipped/`` (``harness.corpus.shipped``)."""
+    return shipped_root() / PI_ADAPTER_REL
+
+
+def pi_driver() -> Path:
+    """The pi driver script (``adapters/pi/driver.mjs``)."""
+    return pi_adapter_dir() / "driver.mjs"
+
+
 def _pi_setup() -> ModuleType:
     """``adapters/pi/pi_setup.py`` (a script beside the driver, not an installed package)."""
-    spec = importlib.util.spec_from_file_location("toolproof_pi_setup", PI_ADAPTER_DIR / "pi_setup.py")
+    script = pi_adapter_dir() / "pi_setup.py"
+    if not script.is_file():
+        raise InfrastructureError(f"the pi adapter is not installed: {script} is missing (reinstall toolproof)")
+    spec = importlib.util.spec_from_file_location("toolproof_pi_setup", script)
     if spec is None or spec.loader is None:
-        raise InfrastructureError(f"cannot load {PI_ADAPTER_DIR / 'pi_setup.py'}")
+        raise InfrastructureError(f"cannot load {script}")
     with _PI_SETUP_LOCK:  # worker threads start their backends concurrently
         module = sys.modules.get(spec.name)
         if module is None:
@@ -152,9 +165,9 @@ def local_argv(impl: Implementation) -> list[str]:
         return [sys.executable, "-m", "tools_impl.server", "--upstream"]
     if impl.kind == "pi":
         pi = install_pi(impl.version)
-        return [pi.node, str(PI_DRIVER), "--pi-dir", str(pi.directory)]
+        return [pi.node, str(pi_driver()), "--pi-dir", str(pi.directory)]
     return impl.command_argv()
 
 
 __all__ = ["IMPL_CHOICES", "REFERENCE", "UPSTREAM", "Implementation", "PiInstall", "install_pi",
-           "local_argv", "node_runtime", "parse_impl"]
+           "local_argv", "node_runtime", "parse_impl", "pi_adapter_dir", "pi_driver"]

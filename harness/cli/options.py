@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 from collections.abc import Sequence
 
 from harness.backends.registry import BACKEND_CHOICES_TEXT, DEFAULT_BACKEND, DEFAULT_IMPL, IMPL_CHOICES_TEXT
@@ -42,13 +43,16 @@ def add_jobs(p: argparse.ArgumentParser) -> None:
                    help="parallel workers: a number or auto (one per CPU); default: jobs in [tool.toolproof], else 1")
 
 
-def add_impl(p: argparse.ArgumentParser, option: str = "--impl", dest: str = "impl") -> None:
-    p.add_argument(option, dest=dest, default=DEFAULT_IMPL, metavar="IMPL",
-                   help=f"implementation under test: {IMPL_CHOICES_TEXT} (default: reference)")
+def add_impl(p: argparse.ArgumentParser, option: str = "--impl", dest: str = "impl", configured: bool = False) -> None:
+    """``--impl``; with ``configured`` its default is left unset (None) for ``apply_config`` to
+    fill from ``[tool.toolproof]``, so an explicit ``--impl reference`` is never replaced."""
+    where = "impl in [tool.toolproof] of pyproject.toml, else reference" if configured else "reference"
+    p.add_argument(option, dest=dest, default=None if configured else DEFAULT_IMPL, metavar="IMPL",
+                   help=f"implementation under test: {IMPL_CHOICES_TEXT} (default: {where})")
 
 
 def add_backend(p: argparse.ArgumentParser) -> None:
-    add_impl(p)
+    add_impl(p, configured=True)
     p.add_argument("--backend", default=None,
                    help=f"{BACKEND_CHOICES_TEXT}; default: impl/backend in [tool.toolproof], else {DEFAULT_BACKEND}")
     add_jobs(p)
@@ -63,8 +67,10 @@ def apply_config(args: argparse.Namespace, config: Config | None = None) -> Conf
         args.paths = resolve_all(list(args.paths or config.paths))
     if hasattr(args, "backend") and args.backend is None:
         args.backend = config.backend or DEFAULT_BACKEND
-        if config.impl and getattr(args, "impl", None) in (None, DEFAULT_IMPL):
+        if config.impl and getattr(args, "impl", None) is None:
             args.impl = config.impl
+    if getattr(args, "impl", "") is None:  # not given, and not taken from the config
+        args.impl = DEFAULT_IMPL
     if hasattr(args, "impl_a"):  # toolproof diff: side a is the configured pair unless named
         if args.backend_a is None:
             args.backend_a = config.backend or DEFAULT_BACKEND
@@ -97,5 +103,19 @@ def load_selection(paths: Sequence[str], keyword: str | None = None, tags: Seque
             raise EmptySelection(f"no scenarios in {', '.join(paths)} ({len(files)} scenario files)")
         filters = [f for f in (f"-k {keyword!r}" if keyword else "", *(f"--tag {t!r}" for t in tags),
                                f"--shard {shard}" if shard else "") if f]
-        raise EmptySelection(f"{' '.join(filters)} selected none of the {len(corpus)} scenarios in {', '.join(paths)}")
+        raise EmptySelection(f"{' '.join(filters)} selected none of the {len(corpus)} scenarios in {', '.join(paths)}"
+                             + unknown_tags_hint(corpus, tags))
     return chosen
+
+
+def unknown_tags_hint(corpus: Sequence[Scenario], tags: Sequence[str]) -> str:
+    """``; no scenario has the tag 'pwshh' (did you mean 'pwsh'?)`` for each ``--tag`` that no
+    scenario of ``corpus`` carries, or ""."""
+    known = sorted({t for s in corpus for t in s.tags})
+    parts = []
+    for tag in tags:
+        if tag in known:
+            continue
+        close = difflib.get_close_matches(tag, known, n=1, cutoff=0.6)
+        parts.append(f"no scenario has the tag {tag!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return "".join(f"; {p}" for p in parts)

@@ -1,12 +1,14 @@
 """What toolproof ships besides code: the scenario corpus, the baselines and snapshots that go
-with it, the pi adapter and the example adapters. In a wheel they are package data under
+with it, the pi adapter, the example adapters and the documentation (``docs/``, README.md:
+``toolproof docs``). In a wheel they are package data under
 ``harness/_shipped/`` (``setup.py`` copies them there at build time); in a checkout (or an
 editable install) they are the top-level directories of the repository.
 
 Scenario paths on the command line, in ``[tool.toolproof] paths`` and in a pytest invocation may
 name the shipped corpus as ``toolproof:`` (all of ``scenarios/``) or ``toolproof:SUBDIR``
 (``toolproof:edit``, ``toolproof:read/missing-file.yaml``); ``toolproof:pi`` is the pi adapter's
-scenarios. Baselines shipped with it are named ``toolproof:baselines/NAME.yaml``.
+scenarios. Baselines shipped with it are named ``toolproof:baselines/NAME.yaml``, the
+documentation ``toolproof:docs/…``.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ from harness.errors import UsageError
 PREFIX = "toolproof:"
 PACKAGE_DATA_DIR = "_shipped"
 # (name inside the shipped root, where it lives in a checkout)
-SHIPPED_DIRS = ("scenarios", "baselines", "snapshots", "adapters/pi", "examples")
+SHIPPED_DIRS = ("scenarios", "baselines", "snapshots", "adapters/pi", "examples", "docs")
+SHIPPED_FILES = ("README.md",)
 CORPUS_DIR = "scenarios"
 PI_SCENARIOS = "adapters/pi/scenarios"
 # names under ``toolproof:`` that are not directories of the corpus
 ALIASES = {"pi": PI_SCENARIOS}
-TOP_LEVEL = ("baselines", "snapshots", "adapters", "examples")
+TOP_LEVEL = ("baselines", "snapshots", "adapters", "examples", "docs")
 
 
 def shipped_root() -> Path:
@@ -38,6 +41,15 @@ def shipped_root() -> Path:
         return checkout
     raise UsageError(f"the shipped corpus is not installed (looked in {packaged} and {checkout / CORPUS_DIR}); "
                      "reinstall toolproof from a wheel or a checkout")
+
+
+def is_packaged(root: Path | None = None) -> bool:
+    """Whether the shipped files are an installed package's data (a wheel install), which no
+    command may change, rather than a checkout's own directories."""
+    try:
+        return (root or shipped_root()).name == PACKAGE_DATA_DIR
+    except UsageError:
+        return False
 
 
 def is_shipped_name(path: str) -> bool:

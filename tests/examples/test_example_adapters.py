@@ -72,3 +72,34 @@ def test_the_adapter_passes_what_it_can_and_skips_tools_it_lacks(argv: list[str]
     assert (status["edit/exact-replace"].status, status["edit/exact-replace"].reason) == (
         SKIP, "requires tools edit; the implementation offers bash, read, write")
     assert status["grep/count-mode"].status == SKIP
+
+
+@pytest.mark.parametrize("argv", adapters(), ids=lambda a: a[-1].rsplit("/", 2)[-2])
+def test_the_adapter_reports_running_as_root_so_permission_scenarios_skip_there(argv: list[str]) -> None:
+    """Issue 21 item 11: a hard-coded ``"root": false`` made ``edit/cases/readonly-file`` run (and
+    fail) under root, as most CI containers are, where the reference skips it."""
+    import os
+
+    done = subprocess.run(argv, input=json.dumps({"id": 1, "op": "hello"}) + "\n", capture_output=True, text=True,
+                          timeout=30)
+    hello = json.loads(done.stdout.splitlines()[0])["result"]
+    assert hello["capabilities"]["root"] is (hasattr(os, "geteuid") and os.geteuid() == 0)
+
+
+def test_the_python_adapter_imports_the_users_own_package(tmp_path: object) -> None:
+    """Issue 21 item 8: run as ``python toolproof/adapter.py``, the adapter could not import the
+    repository's own package (``sys.path[0]`` is toolproof/); a src layout works too."""
+    from pathlib import Path
+
+    repo = Path(str(tmp_path))
+    (repo / "toolproof").mkdir()
+    adapter = (REPO / "examples" / "python-adapter" / "adapter.py").read_text(encoding="utf-8")
+    for layout, package in (("flat", repo / "flatpkg"), ("src", repo / "src" / "srcpkg")):
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text(f"WHO = {layout!r}\n", encoding="utf-8")
+    (repo / "toolproof" / "adapter.py").write_text(
+        adapter.replace('\nTOOLS = {"read": tool_read', '\nimport flatpkg, srcpkg\nWHO = (flatpkg.WHO, srcpkg.WHO)\n'
+                        'TOOLS = {"read": tool_read'), encoding="utf-8")
+    done = subprocess.run([sys.executable, "toolproof/adapter.py"], cwd=repo, input='{"id": 1, "op": "hello"}\n',
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and json.loads(done.stdout)["ok"] is True, done.stderr

@@ -154,3 +154,69 @@ def test_the_backend_and_paths_come_from_tool_toolproof_in_pyproject(corpus: pyt
     result.assert_outcomes(passed=2)  # gate/good.yaml on the configured fake, and test_plain.py
     result.stdout.fnmatch_lines(["gate/good.yaml::g/good PASSED*"])
     result.stdout.no_fnmatch_line("*scenarios/*")
+
+
+def _collected(result: pytest.RunResult) -> list[str]:
+    return [ln.rsplit("::", 1)[1] for ln in result.stdout.lines if "::" in ln]
+
+
+def test_toolproof_names_in_the_configured_paths_are_collected(corpus: pytest.Pytester) -> None:
+    """Issue 21 item 7: ``paths = ["toolproof:"]`` was ignored: pytest never walks into the
+    installed package holding the shipped corpus."""
+    corpus.makepyprojecttoml('[tool.toolproof]\npaths = ["toolproof:read/missing-file.yaml", "scenarios"]\n')
+    result = corpus.runpytest("--toolproof", "--collect-only", "-q")
+    assert sorted(_collected(result)) == ["p/good", "p/win", "p/wrong", "read/missing-file", "test_plain"], \
+        result.stdout.lines
+
+
+def test_a_configured_root_inside_a_virtualenv_is_reached_and_nothing_beside_it(pytester: pytest.Pytester) -> None:
+    """``pip install toolproof`` into a ``.venv`` inside the repository: pytest skips virtualenvs,
+    so the shipped corpus there was never collected; the rest of the virtualenv stays skipped."""
+    pytester.makeini("[pytest]\n")
+    venv = pytester.mkdir(".venv")
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    corpus_dir = venv / "lib" / "site-packages" / "harness" / "_shipped" / "scenarios"
+    corpus_dir.mkdir(parents=True)
+    (corpus_dir / "good.yaml").write_text(GOOD)
+    (venv / "lib" / "site-packages" / "test_other_package.py").write_text("def test_not_mine():\n    pass\n")
+    (venv / "lib" / "site-packages" / "harness" / "test_beside.py").write_text("def test_not_mine():\n    pass\n")
+    pytester.makepyprojecttoml(f'[tool.toolproof]\npaths = ["{corpus_dir.relative_to(pytester.path).as_posix()}"]\n')
+    pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
+    result = pytester.runpytest("--toolproof", "--collect-only", "-q")
+    assert sorted(_collected(result)) == ["p/good", "test_plain"], result.stdout.lines
+    pytester.runpytest("--toolproof", BACKEND).assert_outcomes(passed=2)
+
+
+def test_a_directory_named_by_absolute_path_is_collected_when_it_is_the_rootdir(pytester: pytest.Pytester) -> None:
+    """Issue 21 item 7: ``pytest --toolproof /abs/dir`` collected nothing when pytest made that
+    directory its rootdir. Under a named directory only scenario files count (not CI files)."""
+    outside = pytester.mkdir("outside")
+    (outside / "good.yaml").write_text(GOOD)
+    (outside / "ci.yml").write_text("stages: [test]\njob:\n  script: [echo]\n")
+    result = pytester.runpytest("--toolproof", BACKEND, "-v", str(outside))
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*good.yaml::p/good PASSED*"])
+
+
+def test_snapshot_update_never_touches_the_snapshots_of_an_installed_corpus(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21 item 7: ``--snapshot-update`` (which syrupy suggests) rewrote and deleted the
+    shipped snapshots inside site-packages. There they are compared, never written."""
+    import harness.corpus.shipped as shipped
+
+    packaged = pytester.mkdir("site") / "harness" / shipped.PACKAGE_DATA_DIR
+    (packaged / "scenarios").mkdir(parents=True)
+    (packaged / "scenarios" / "snap.yaml").write_text(SNAP)
+    store = packaged / "snapshots" / "p" / "snap"
+    store.mkdir(parents=True)
+    (store / "step-1.text.txt").write_bytes(b"the shipped text")
+    (packaged / "snapshots" / "other").mkdir()
+    (packaged / "snapshots" / "other" / "step-1.text.txt").write_bytes(b"unused here")
+    monkeypatch.setattr(shipped, "shipped_root", lambda: packaged)
+    pytester.makeini("[pytest]\n")
+    before = {p: p.read_bytes() for p in (packaged / "snapshots").rglob("*.txt")}
+    result = pytester.runpytest("--toolproof", BACKEND, str(packaged / "scenarios"), "--snapshot-update")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*differs from snapshot*", "*--snapshot-update does not change the shipped snapshots*"])
+    assert {p: p.read_bytes() for p in (packaged / "snapshots").rglob("*.txt")} == before
+    assert not (pytester.path / "snapshots").exists()

@@ -70,15 +70,27 @@ def test_github_template_gates_the_users_implementation_on_linux_docker_windows_
     assert jobs["gate"]["strategy"]["matrix"]["shard"] == [1, 2]
     gate = "\n".join(step.get("run", "") for step in jobs["gate"]["steps"])
     assert 'toolproof run --shard "${{ matrix.shard }}/2"' in gate and '--markdown "$GITHUB_STEP_SUMMARY"' in gate
-    assert "toolproof merge toolproof-gate-*.json --junit toolproof-gate.xml" in jobs["report"]["steps"][3]["run"]
+    assert any("toolproof merge toolproof-gate-*.json --junit toolproof-gate.xml" in step.get("run", "")
+               for step in jobs["report"]["steps"])
+    # every job that installs toolproof checks the repository out first (the install may be a wheel in it)
+    for name, job in jobs.items():
+        uses = [step.get("uses", "") for step in job["steps"]]
+        install = next(i for i, step in enumerate(job["steps"]) if "TOOLPROOF_PIP" in step.get("run", ""))
+        assert "actions/checkout@v4" in uses[:install], name
     assert any(step.get("uses") == "actions/upload-artifact@v4" for step in jobs["report"]["steps"])
     # the docker job gates the user's adapter in an image built from it, the command resolved inside
     docker = [step.get("run", "") for step in jobs["linux-docker"]["steps"]]
-    assert "toolproof images adapter toolproof/adapter.py --tag toolproof-adapter:ci" in docker
-    assert any(run.startswith('toolproof run --impl "cmd:python3 /opt/adapter/adapter.py" '
+    assert "toolproof images adapter --project . --tag toolproof-adapter:ci" in docker
+    assert any(run.startswith('toolproof run --impl "cmd:python3 /opt/adapter/toolproof/adapter.py" '
                               "--backend docker:toolproof-adapter:ci --junit") for run in docker)
     windows = jobs["windows-pwsh"]
     assert windows["runs-on"] == "windows-latest" and windows["defaults"]["run"]["shell"] == "pwsh"
+    # issue 21 item 11: a Linux-only tool layer must not turn the workflow red; the Windows and pi
+    # jobs are allowed to fail, each with a comment saying how to require it
+    assert windows["continue-on-error"] is True
+    assert [name for name, job in jobs.items() if job.get("continue-on-error")] == ["windows-pwsh", "pi-releases"]
+    text = (CI / "github-actions.yml").read_text(encoding="utf-8")
+    assert text.count("delete this line to require") == 2
     pwsh = [step.get("run", "") for step in windows["steps"]]
     # they must run, not skip: on the user's adapter, then live on the reference as a control
     assert [" ".join(run.split()[:9]) for run in pwsh if "toolproof run" in run] == [
@@ -106,14 +118,18 @@ def test_gitlab_template_shards_and_drives_a_remote_dind_engine() -> None:
     assert linux["variables"]["DOCKER_HOST"] == "tcp://docker:2375"
     assert linux["services"][0]["name"] == "docker:dind"
     assert linux["script"][1:] == [
-        "toolproof images adapter toolproof/adapter.py --tag toolproof-adapter:ci",
-        'toolproof run --impl "cmd:python3 /opt/adapter/adapter.py" --backend docker:toolproof-adapter:ci '
+        "toolproof images adapter --project . --tag toolproof-adapter:ci",
+        'toolproof run --impl "cmd:python3 /opt/adapter/toolproof/adapter.py" --backend docker:toolproof-adapter:ci '
         "--junit toolproof-docker.xml --json toolproof-docker.json --markdown toolproof-docker.md"]
     assert "docker.io" in linux["script"][0]  # the docker backend runs each container with the docker CLI
     windows = data["windows-pwsh"]["script"]
     assert [line for line in windows if "--fail-on-skip" in line and "--impl reference" in line]
     assert data["windows-pwsh"]["artifacts"]["reports"]["junit"] == "toolproof-windows*.xml"
     assert data["pi-releases"]["allow_failure"] is True
+    assert data["windows-pwsh"]["allow_failure"] is True
+    assert [name for name, job in data.items() if isinstance(job, dict) and job.get("allow_failure")] == [
+        "windows-pwsh", "pi-releases"]
+    assert (CI / "gitlab-ci.yml").read_text(encoding="utf-8").count("delete this line to require") == 2
     assert any(line.startswith('toolproof run --impl "pi@$PI_VERSION" --no-baseline') for line in data["pi-releases"]["script"])
 
 

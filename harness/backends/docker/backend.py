@@ -116,6 +116,26 @@ class Worker:
                 deadline = min(deadline, time.monotonic() + 0.2)
             time.sleep(0.02)
 
+    def impl_stderr(self, lines: int = 8) -> str:
+        """The last ``lines`` lines the implementation wrote on stderr (the supervisor passes them
+        through), `` | ``-joined: a failed start shows the adapter's traceback, as local does.
+        The supervisor's own last words are left out: its ``FATAL:`` line and the tracebacks of
+        its threads (``Exception in thread …`` up to the exception line) as the channel closes."""
+        said: list[str] = []
+        in_thread_traceback = False
+        for ln in self.proto.stderr_tail.strip().splitlines():
+            if ln.startswith("Exception in thread "):
+                in_thread_traceback = True
+                continue
+            if in_thread_traceback:
+                if not (ln.startswith((" ", "\t", "Traceback (", "During handling of", "The above exception"))
+                        or not ln.strip()):
+                    in_thread_traceback = False  # the exception line ends that traceback
+                continue
+            if ln.strip() and not ln.startswith(FATAL_PREFIX):
+                said.append(ln)
+        return " | ".join(said[-lines:])
+
 
 class DockerBackend(Backend):
     """Runs ``impl`` (default the reference) in hardened containers, one per scenario.
@@ -224,7 +244,13 @@ class DockerBackend(Backend):
         try:
             resp = worker.proto.request("hello", {}, deadline_s=START_DEADLINE_S)
         except InfrastructureError as exc:
-            cause = worker.fatal_cause() or str(exc)
+            fatal = worker.fatal_cause()
+            cause = fatal or str(exc)
+            # an implementation that exited on its own said why on stderr (a traceback, a missing
+            # module); one that was killed did not, and the tail would be the supervisor's noise
+            said = worker.impl_stderr() if fatal is None or "killed by" not in fatal else ""
+            if said and "its stderr ends with" not in cause:
+                cause += f"; its stderr ends with: {said}"
             self._kill(worker)
             raise InfrastructureError(f"the container from {self._runtime_image} did not start: {cause}") from None
         if not resp.ok:

@@ -38,7 +38,15 @@ def test_a_selection_of_nothing_exits_5_naming_the_filter(corpus: Path, extra: l
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     code, _ = toolproof("run", str(corpus), "--backend", FAKE_BACKEND, *extra)
     assert code == 5
-    assert capsys.readouterr().err == f"toolproof: nothing to run: {said} selected none of the 1 scenarios in {corpus}\n"
+    hint = "; no scenario has the tag 'nope'" if "--tag" in extra else ""
+    assert capsys.readouterr().err == f"toolproof: nothing to run: {said} selected none of the 1 scenarios in {corpus}{hint}\n"
+
+
+def test_a_mistyped_tag_is_named_with_the_closest_tag_of_the_corpus(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (corpus / "other.yaml").write_text(GOOD.replace("id: ", "id: other-").replace("tags: [", "tags: [pwsh, "), encoding="utf-8")
+    code, _ = toolproof("run", str(corpus), "--backend", FAKE_BACKEND, "--tag", "pwshh")
+    assert code == 5
+    assert capsys.readouterr().err.endswith("; no scenario has the tag 'pwshh' (did you mean 'pwsh'?)\n")
 
 
 def test_an_empty_shard_exits_5(corpus: Path) -> None:
@@ -159,3 +167,51 @@ def test_markdown_is_appended_to_the_github_step_summary(corpus: Path, tmp_path:
     assert other.read_text(encoding="utf-8").startswith("## toolproof: passed\n")  # replaced
     toolproof("run", str(corpus), "--backend", FAKE_BACKEND, "--markdown", str(other), "--markdown-append")
     assert other.read_text(encoding="utf-8").count("## toolproof: passed\n") == 2
+
+
+def test_an_explicit_impl_reference_is_run_as_the_reference_inside_a_configured_repo(
+        corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21 item 4: ``--impl reference`` equal to the default was swapped for the configured impl."""
+    import json
+
+    (tmp_path / "pyproject.toml").write_text(f'[tool.toolproof]\nimpl = "{FAKE_BACKEND}"\npaths = ["c"]\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    toolproof("run", "--json", "configured.json")
+    assert json.loads((tmp_path / "configured.json").read_text())["run"]["implementation"] == "fake"
+    code, out = toolproof("run", "--impl", "reference", "--json", "ref.json")
+    run = json.loads((tmp_path / "ref.json").read_text())["run"]
+    assert run["implementation"] == "toolproof-reference" and run["backend"] == "local", (code, out)
+    assert "[local toolproof-reference]" in out
+
+
+def test_impl_help_names_the_configured_default() -> None:
+    """Issue 21 item 12: ``--impl`` said "(default: reference)" where the config chooses another."""
+    for command in ("run", "record"):
+        sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+        impl = next(a for a in sub._actions if "--impl" in a.option_strings)
+        assert impl.default is None
+        assert "default: impl in [tool.toolproof] of pyproject.toml, else reference" in (impl.help or "")
+
+
+def test_a_gate_runs_alike_from_a_subdirectory_of_the_configured_repo(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21 item 12: from a subdirectory ``cmd:`` words resolved against the cwd but ``paths``
+    and ``baseline`` against pyproject.toml, so every scenario errored."""
+    import json
+    import shutil
+
+    (tmp_path / "tools").mkdir()
+    shutil.copy(FIXTURES / "fake_server.py", tmp_path / "tools" / "server.py")
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "good.yaml").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "base.yaml").write_text("implementation: fake\nentries: []\n", encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolproof]\nimpl = "cmd:{python} tools/server.py"\npaths = ["c"]\nbaseline = "base.yaml"\n', encoding="utf-8")
+    (tmp_path / "sub" / "deeper").mkdir(parents=True)
+    for where in (tmp_path, tmp_path / "sub" / "deeper"):
+        monkeypatch.chdir(where)
+        code, out = toolproof("run", "--json", str(tmp_path / "r.json"))
+        assert code == 0, out
+        results = json.loads((tmp_path / "r.json").read_text())
+        assert results["run"]["implementation"] == "fake"
+        assert [s["status"] for s in results["scenarios"]] == ["pass"]

@@ -23,6 +23,7 @@ from harness.images.adapter import (
     AdapterImage,
     adapter_files,
     build_adapter_image,
+    project_files,
     write_context,
 )
 from tests.support.docker import docker_engine, docker_image  # noqa: F401  (fixtures)
@@ -149,3 +150,77 @@ def test_each_example_adapter_gives_the_same_verdicts_on_local_and_in_its_image(
     scenario.write_text(CONTAINED.replace("ADAPTER", file), encoding="utf-8")
     out = io.StringIO()
     assert main(["run", str(scenario), "--impl", impl, "--backend", f"docker:{tag}"], out) == 0, out.getvalue()
+
+
+def test_a_project_lands_as_opt_adapter_itself_with_what_git_would_commit(tmp_path: Path) -> None:
+    """Issue 21 item 8: the docker job copied only adapter.py, so an adapter importing the user's
+    package died in the container. ``--project DIR`` copies the project as /opt/adapter/."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    for rel in ("toolproof/adapter.py", "mypkg/__init__.py", "mypkg/tools.py", ".gitignore", "build/junk.py",
+                ".venv/lib/x.py", "mypkg/__pycache__/tools.cpython-311.pyc"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text("build/\n.venv/\n" if rel == ".gitignore" else "x\n")
+    outside_git = project_files(repo)
+    assert sorted(outside_git) == ["/opt/adapter/.gitignore", "/opt/adapter/mypkg/__init__.py",
+                                   "/opt/adapter/mypkg/tools.py", "/opt/adapter/toolproof/adapter.py"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "notes.txt").write_text("untracked, not ignored: git would commit it\n")
+    assert sorted(project_files(repo)) == sorted([*outside_git, "/opt/adapter/notes.txt"])
+    assert project_files(repo)["/opt/adapter/mypkg/tools.py"] == repo / "mypkg" / "tools.py"
+    image = AdapterImage("t", "b", tuple(sorted(project_files(repo))), False, 0)
+    assert image.suggested_impl() == "cmd:python3 /opt/adapter/toolproof/adapter.py"
+    with pytest.raises(UsageError, match="--project nope: not a directory"):
+        project_files("nope")
+
+
+def test_images_adapter_needs_sources_or_a_project(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["images", "adapter", "--tag", "x:1"], io.StringIO()) == 2
+    assert "name the adapter's files or directories, or --project DIR" in capsys.readouterr().err
+
+
+def _user_repo(root: Path, adapter_tail: str) -> Path:
+    """A user's repository: the example adapter as toolproof/adapter.py, importing ``mytools``."""
+    (root / "toolproof").mkdir(parents=True)
+    (root / "mytools").mkdir()
+    (root / "mytools" / "__init__.py").write_text("GREETING = 'from my own package'\n", encoding="utf-8")
+    text = (EXAMPLES / "python-adapter" / "adapter.py").read_text(encoding="utf-8")
+    (root / "toolproof" / "adapter.py").write_text(text.replace('\nTOOLS = {"read"', adapter_tail + '\nTOOLS = {"read"'),
+                                                   encoding="utf-8")
+    return root
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_project_image_runs_an_adapter_that_imports_the_projects_own_package(
+        docker_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    repo = _user_repo(tmp_path / "repo", "\nimport mytools\nVERSION = mytools.GREETING\n")
+    monkeypatch.chdir(repo)
+    tag = "toolproof-test/project-adapter:test"
+    out = io.StringIO()
+    assert main(["images", "adapter", "--project", ".", "--tag", tag, "--quiet"], out) == 0, out.getvalue()
+    results = tmp_path / "r.json"
+    out = io.StringIO()
+    code = main(["run", str(REPO / "scenarios" / "read" / "missing-file.yaml"), "--json", str(results),
+                 "--impl", "cmd:python3 /opt/adapter/toolproof/adapter.py", "--backend", f"docker:{tag}"], out)
+    assert code == 0, out.getvalue()
+    run = json.loads(results.read_text(encoding="utf-8"))["run"]
+    assert run["version"] == "from my own package"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_failed_start_in_the_container_shows_the_adapters_stderr(
+        docker_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Issue 21 item 8: the docker backend said only that the implementation exited; local showed
+    the traceback. Now both do."""
+    repo = _user_repo(tmp_path / "repo", "\nimport no_such_package_of_mine\n")
+    monkeypatch.chdir(repo)
+    tag = "toolproof-test/broken-adapter:test"
+    assert main(["images", "adapter", "toolproof/adapter.py", "--tag", tag, "--quiet"], io.StringIO()) == 0
+    out = io.StringIO()
+    code = main(["run", str(REPO / "scenarios" / "read" / "missing-file.yaml"),
+                 "--impl", "cmd:python3 /opt/adapter/adapter.py", "--backend", f"docker:{tag}"], out)
+    assert code == 2
+    assert "ModuleNotFoundError: No module named 'no_such_package_of_mine'" in out.getvalue(), out.getvalue()

@@ -154,3 +154,24 @@ def test_the_command_against_pi_0_79_1_passes_with_its_baseline_and_names_each_r
                          rf"{re.escape(impl)} does not declare {re.escape(patch)}; baseline: pi 0\.79\.1 lacks patch "
                          rf"{re.escape(patch)} ", text, re.M), name
     assert text.endswith("toolproof properties [" + impl + "]: 6 pass, 2 xfail, 1 n/a (seed 0, up to 5 examples each)\n")
+
+
+def test_a_bash_counterexample_shrinks_to_the_fewest_shortest_lines_and_is_printed_cut(tmp_path: Path) -> None:
+    """Issue 21 item 12: ``properties`` printed a 2001-line "shrunk" counterexample, shrunk towards
+    the lines' wording before their number (1995 lines of 30 characters, as a workspace file)."""
+    adapter = "cmd:" + shlex.join([sys.executable, str(Path(__file__).parents[3] / "examples" / "python-adapter" / "adapter.py")])
+    out = io.StringIO()
+    code = main(["properties", "--impl", adapter, "--only", "bash.tail-and-full-output", "--examples", "20",
+                 "--save", str(tmp_path)], out)
+    text = out.getvalue()
+    assert code == 1, text
+    (saved,) = tmp_path.glob("*.yaml")
+    scenario = saved.read_text(encoding="utf-8")
+    # the output is made by the command: the smallest past the 2000-line limit, one-character lines
+    assert "command: printf %s \"$(seq -f '%.0fa' 1 2001)\"\n" in scenario
+    assert "workspace:\n  files: []\n" in scenario
+    shown = text.split("shrunk counterexample as a scenario:\n", 1)[1].split("\ntoolproof: wrote", 1)[0]
+    assert len(shown.splitlines()) <= 45, shown
+    assert f"more lines not shown (the whole scenario is in {saved})" in shown
+    assert main(["run", str(saved), "--impl", adapter], io.StringIO()) == 1
+    assert main(["run", str(saved)], io.StringIO()) == 0  # the reference keeps the promised tail

@@ -85,9 +85,18 @@ def test_rows_are_grouped_by_first_id_segment_sorted_by_id_with_ungrouped_ids_la
 
 def test_column_label_defaults_to_implementation_version_and_backend() -> None:
     m = matrix_of(REF, UPSTREAM)
-    assert [c.label for c in m.columns] == ["reference 1.0 [local]", "pi 0.9 [cmd:pi]"]
+    assert [c.label for c in m.columns] == ["reference 1.0 [local]", "pi 0.9 [local]"]
     assert column_label(RunInfo(), "out/ref.json") == "ref.json"
     assert column_label(RunInfo(backend="docker")) == "[docker]"
+
+
+def test_a_column_is_named_by_the_implementation_not_its_command_line() -> None:
+    """Issue 21 item 12: a run was labelled by its command string."""
+    assert column_label(RunInfo(backend="local --impl cmd:python3 toolproof/adapter.py", implementation="my-tools",
+                                version="0.1.0")) == "my-tools 0.1.0 [local]"
+    assert column_label(RunInfo(backend="cmd:node a.mjs", implementation="mine")) == "mine [local]"
+    assert column_label(RunInfo(backend="docker:img:1 --impl cmd:python3 /opt/adapter/a.py",
+                                implementation="mine")) == "mine [docker:img:1]"
 
 
 def test_explicit_labels_override_and_equal_labels_get_their_file_name() -> None:
@@ -157,7 +166,7 @@ def test_mismatched_corpora_are_noted_per_run() -> None:
     assert matrix_of(REF, UPSTREAM).notes() == (
         "2 of 6 scenario(s) are not in every run; their missing cells show — (not run).",
         "reference 1.0 [local]: 1 scenario(s) not run.",
-        "pi 0.9 [cmd:pi]: 1 scenario(s) not run.")
+        "pi 0.9 [local]: 1 scenario(s) not run.")
     assert matrix_of(REF, REF).notes() == ()
 
 
@@ -225,7 +234,7 @@ def test_html_is_one_self_contained_file() -> None:
 
 def test_html_table_has_headers_and_states_every_status_as_text() -> None:
     page = to_html(matrix_of(REF, UPSTREAM))
-    assert '<th scope="col">reference 1.0 [local]</th><th scope="col">pi 0.9 [cmd:pi]</th>' in page
+    assert '<th scope="col">reference 1.0 [local]</th><th scope="col">pi 0.9 [local]</th>' in page
     assert '<th scope="rowgroup" class="group" colspan="4">edit <span class="muted">(2)</span></th>' in page
     row = re.search(r'<tr class="row differs" data-differs="1" data-search="edit/fuzzy fuzzy span edit '
                     r'patch:edit.fuzzy-span">(.*?)</tr>', page, re.S)
@@ -260,7 +269,7 @@ def test_html_patch_view_and_notes() -> None:
             '<span class="flag">differs</span></th><td class="num" title="edit/fuzzy\nedit/guard">2</td>'
             '<td><span class="st st-all-pass">all pass 2/2</span></td>'
             '<td><span class="st st-all-fail">all fail 0/2</span></td></tr>') in page
-    assert "<p>pi 0.9 [cmd:pi]: 1 scenario(s) not run.</p>" in page
+    assert "<p>pi 0.9 [local]: 1 scenario(s) not run.</p>" in page
     assert '<input type="checkbox" id="only-diff"> Only differences (2)' in page
 
 
@@ -282,9 +291,9 @@ def test_markdown_summary_is_exact() -> None:
 
 > 2 of 6 scenario(s) are not in every run; their missing cells show — (not run).
 > reference 1.0 \\[local\\]: 1 scenario(s) not run.
-> pi 0.9 \\[cmd:pi\\]: 1 scenario(s) not run.
+> pi 0.9 \\[local\\]: 1 scenario(s) not run.
 
-| status | reference 1.0 \\[local\\] | pi 0.9 \\[cmd:pi\\] |
+| status | reference 1.0 \\[local\\] | pi 0.9 \\[local\\] |
 | --- | ---: | ---: |
 | ✅ pass | 4 | 0 |
 | ❌ fail | 0 | 1 |
@@ -296,14 +305,14 @@ def test_markdown_summary_is_exact() -> None:
 
 ### Patches
 
-| patch | scenarios | reference 1.0 \\[local\\] | pi 0.9 \\[cmd:pi\\] |
+| patch | scenarios | reference 1.0 \\[local\\] | pi 0.9 \\[local\\] |
 | --- | ---: | --- | --- |
 | `edit.fidelity-guard` ≠ | 1 | all pass 1/1 | all fail 0/1 |
 | `edit.fuzzy-span` ≠ | 2 | all pass 2/2 | all fail 0/2 |
 
 ### Scenarios
 
-| scenario | patches | reference 1.0 \\[local\\] | pi 0.9 \\[cmd:pi\\] |
+| scenario | patches | reference 1.0 \\[local\\] | pi 0.9 \\[local\\] |
 | --- | --- | --- | --- |
 | `edit/fuzzy` ≠ | `edit.fuzzy-span` | ✅ pass | ❌ fail (step-1, files) |
 | `edit/guard` ≠ | `edit.fidelity-guard`, `edit.fuzzy-span` | ✅ pass | 🟡 xfail (step-1) |
@@ -456,7 +465,7 @@ def test_a_failing_cell_shows_every_failing_step_coloured_beside_the_other_runs_
     assert ('<pre class="msg">[read] text: not equal\n<span class="dh">--- expected</span>\n<span class="dh">+++ actual</span>\n'
             '<span class="dhunk">@@ -1 +1 @@</span>\n<span class="ddel">-     1→alpha</span>\n'
             '<span class="dadd">+alpha</span></pre>') in page
-    assert ('<div class="cap">pi 2 [cmd:pi] answered</div><pre class="out">alpha</pre></div>'
+    assert ('<div class="cap">pi 2 [local] answered</div><pre class="out">alpha</pre></div>'
             '<div class="theirs"><div class="cap">ref 1 [local] answered</div><pre class="out">     1→alpha</pre></div>') in page
     assert '<div class="sthead">step <code>files</code> <span class="st st-fail">fail</span></div>' in page
 
@@ -465,6 +474,7 @@ def test_matrix_runs_the_paths_on_each_impl_in_one_command(tmp_path: Path) -> No
     import shlex
     import sys
 
+    from harness import __version__
     from harness.cli import main
     from harness.report.matrix import load_run
     from tests.support.repo import FIXTURES
@@ -482,6 +492,8 @@ def test_matrix_runs_the_paths_on_each_impl_in_one_command(tmp_path: Path) -> No
     md = (tmp_path / "m.md").read_text(encoding="utf-8")
     assert "| ✅ pass | 1 | 0 |\n| ❌ fail | 0 | 1 |\n" in md
     assert "| `m/w` ≠ |  | ✅ pass | ❌ fail (step-1) |\n" in md
+    # the columns are named by what answered hello, not by the --impl text
+    assert f"| status | toolproof-reference {__version__} \\[local\\] | fake 0 \\[local\\] |\n" in md
     saved = sorted((tmp_path / "runs").iterdir())
     assert [p.name for p in saved][1] == "reference.json"
     assert load_run(str(saved[1])).scenarios[0].status == PASS and load_run(str(saved[0])).scenarios[0].status == FAIL

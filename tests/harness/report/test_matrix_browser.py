@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,20 +70,20 @@ def matrix_page() -> str:
     return to_html(build_matrix(runs))
 
 
-def render(tmp_path: Path, page: str) -> tuple[dict[str, object], Path]:
+def render(tmp_path: Path, page: str, probe: str = PROBE) -> tuple[dict[str, Any], Path]:
     browser = chromium()
-    probe = tmp_path / "matrix-probe.html"
-    probe.write_text(page.replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    probe_page = tmp_path / "matrix-probe.html"
+    probe_page.write_text(page.replace("</body>", probe + "</body>"), encoding="utf-8")
     shot = tmp_path / "matrix.png"
     common = [browser, *CHROMIUM_FLAGS, f"--window-size={WIDTH},1600"]
-    dom = subprocess.run([*common, f"--user-data-dir={tmp_path / 'profile-dom'}", "--dump-dom", probe.as_uri()],
+    dom = subprocess.run([*common, f"--user-data-dir={tmp_path / 'profile-dom'}", "--dump-dom", probe_page.as_uri()],
                          capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
     found = re.search(r'<pre id="probe">(.*?)</pre>', dom.stdout, re.S)
     assert found, dom.stdout[-2000:]
     measures = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
     done = subprocess.run([*common, f"--user-data-dir={tmp_path / 'profile-shot'}", f"--screenshot={shot}",
-                           probe.as_uri()], capture_output=True, text=True, timeout=120)
+                           probe_page.as_uri()], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
     return measures, shot
 
@@ -102,3 +103,35 @@ def test_the_matrix_page_fits_1400_px_with_every_detail_open_and_colours_its_dif
         assert image.size == (WIDTH, 1600)
         colours = image.convert("RGB").getcolors(maxcolors=1 << 16)
     assert colours is None or len(colours) > 50  # a rendered page, not a blank one
+
+
+WIDTHS = """<script>
+document.querySelectorAll('details').forEach(function(d){d.open=true;});
+var row=document.querySelector('#matrix tr.differs'), cells=row.querySelectorAll('td');
+var out={passing:cells[1].getBoundingClientRect().width, failing:cells[2].getBoundingClientRect().width,
+  diff:cells[2].querySelector('pre.msg').getBoundingClientRect().width,
+  patches:cells[0].getBoundingClientRect().width, table:document.getElementById('matrix').getBoundingClientRect().width,
+  scrollWidth:document.documentElement.scrollWidth, clientWidth:document.documentElement.clientWidth};
+var pre=document.createElement('pre');pre.id='probe';pre.textContent=JSON.stringify(out);document.body.appendChild(pre);
+</script>"""
+
+
+@pytest.mark.slow
+def test_a_failing_runs_diff_gets_the_width_a_passing_run_does_not_need(tmp_path: Path) -> None:
+    """Issue 21 item 12: the diff column was ~170 px wide beside a mostly empty one (equal fixed
+    columns, and the diff and the other run's answer side by side in half of one)."""
+    answered = {"status": "result", "text": "alpha\n" + "x" * 120, "is_error": False}
+    numbered = {"status": "result", "text": "     1→alpha\n" + "x" * 120, "is_error": False}
+    runs = []
+    for impl in ("toolproof-reference", "my-tools"):
+        scenarios = tuple(ScenarioResult(f"read/s{n}", FAIL if impl == "my-tools" and n == 0 else PASS, path="x.yaml",
+                                         steps=(StepResult("read", FAIL, (DIFF,), observation=answered)
+                                                if impl == "my-tools" and n == 0 else
+                                                StepResult("read", PASS, observation=numbered),))
+                          for n in range(3))
+        runs.append((f"{impl}.json", RunResult(RunInfo(backend="local", implementation=impl, version="0.1.0"), scenarios)))
+    measures, _ = render(tmp_path, to_html(build_matrix(runs)), probe=WIDTHS)
+    assert measures["scrollWidth"] <= measures["clientWidth"], measures
+    assert measures["failing"] > 1.8 * measures["passing"], measures
+    assert measures["diff"] >= 300 and measures["diff"] >= 0.4 * measures["failing"], measures
+    assert measures["patches"] < 120, measures  # an empty patches column stays narrow

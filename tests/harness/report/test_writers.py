@@ -112,3 +112,36 @@ def test_junit_suite_names_differ_per_backend_and_implementation() -> None:
     assert junit_suite_name(RunInfo(backend="docker", implementation="mine", version="2")) == "toolproof mine 2 [docker]"
     assert junit_suite_name(RunInfo(backend="local", implementation="mine")) == "toolproof mine [local]"
     assert junit_suite_name(RunInfo()) == "toolproof"
+
+
+def test_junit_parses_when_messages_hold_nuls_control_characters_and_undecodable_bytes() -> None:
+    """Issue 21 item 3: a NUL or an ESC in a message (read/content/control-chars-many) made the
+    JUnit file unparsable, for ElementTree and GitLab alike; merged shards too."""
+    nasty = "expected '\x00\x01\x07\x1b[31m' got '\udcff\ufffe\uffff' and a tab\there"
+    runs = [RunResult(RunInfo(backend="local", implementation="i\x00mpl", shard="1/2"), (
+                ScenarioResult("a/fail", FAIL, steps=(StepResult("s", FAIL, (nasty,)),)),
+                ScenarioResult("a/skip", SKIP, reason="skip \x0b reason"))),
+            RunResult(RunInfo(backend="local", implementation="i\x00mpl", shard="2/2"), (
+                ScenarioResult("a/xfail", XFAIL, reason="known \x1b", steps=(StepResult("s", XFAIL, (nasty,), reason="r"),)),
+                ScenarioResult("a/err", ERROR, message=nasty)))]
+    for run in (*runs, merge(runs)):
+        root = ET.fromstring(to_junit(run).encode("utf-8"))
+        for failure in root.iter("failure"):
+            assert failure.text is not None and "\\x00\\x01\\x07\\x1b[31m" in failure.text
+            assert "\\udcff\\ufffe\\uffff" in failure.text and "\there" in failure.text
+    skipped = ET.fromstring(to_junit(runs[0])).find(".//testcase[@name='a/skip']/skipped")
+    assert skipped is not None and skipped.get("message") == "skip \\x0b reason"
+
+
+@pytest.mark.parametrize("kind", ["startswith", "endswith"])
+def test_a_failed_startswith_or_endswith_shows_a_diff_past_the_shortened_texts(kind: str) -> None:
+    """Issue 21 item 12: both texts were cut to the same 200-character prefix: no visible difference."""
+    from harness.model.scenario import TextMatch
+    from harness.run.compare import check_text
+
+    common = "x" * 250 + "\n"
+    expected = common + "line two\n" if kind == "startswith" else "line two\n" + common
+    actual = common + "line 2\nmore" if kind == "startswith" else "head\nline 2\n" + common
+    (mismatch,) = check_text("text", TextMatch(**{kind: expected}), actual)
+    assert "-line two" in mismatch.diff and "+line 2" in mismatch.diff
+    assert mismatch.diff.startswith(f"--- expected {'start' if kind == 'startswith' else 'end'}\n")
