@@ -13,6 +13,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from harness import __version__
@@ -22,7 +23,7 @@ from harness.model.observation import Observation
 from harness.model.results import ERROR, FAIL, PASS, SKIP, RunInfo, RunResult, ScenarioResult, StepResult
 from harness.model.scenario import Requires, Scenario, Step
 from harness.run.compare import Mismatch, SnapshotHook, check_file, check_observation
-from harness.run.normalise import NormalisationContext, context_for, find_task_ids, normalize_observation
+from harness.run.normalise import context_for, find_task_ids, normalize_observation
 from harness.run.workspace_archive import build_archive
 
 MARKER_ENV = "TOOLPROOF_SCENARIO_MARKER"
@@ -155,7 +156,7 @@ def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook
             raw = Observation.from_response(resp, time.monotonic() - s0)
             for name, src in step.save:
                 variables[name] = raw.lookup(src)
-            ctx = NormalisationContext(ctx.roots, ctx.tmpdirs, ctx.homes, (*ctx.task_ids, *find_task_ids(raw)))
+            ctx = replace(ctx, task_ids=(*ctx.task_ids, *find_task_ids(raw)))
             obs = normalize_observation(raw, scenario.normalize, ctx)
             exp = step.expectation_for(caps.os)
             mism = check_observation(exp, obs, snapshot, f"{step.id}.")
