@@ -4,7 +4,8 @@ timestamps and session ids are replaced on both sides before comparing."""
 from __future__ import annotations
 
 from harness.model.results import FAIL, PASS, SKIP, RunInfo, RunResult, ScenarioResult, StepResult
-from harness.report.cross_run_diff import comparable, differences, one_sided_skips
+from harness.report.cross_run_diff import differences, one_sided_skips
+from harness.run.equivalence import comparable
 
 
 def background(task: str, pid: int, at: float, session: str, text_extra: str = "") -> dict[str, object]:
