@@ -133,6 +133,12 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None: ...
 
+    def list_tree(self, root: str) -> dict[str, dict[str, Any]] | None:
+        """Every path of the workspace ``root`` with its kind, mode, size and SHA-256 (a symlink's
+        target), as ``harness.model.file_state.list_tree`` lists it; ``None`` when the backend
+        cannot list trees (a diff then says the trees were not compared). Optional."""
+        return None
+
     def count_processes(self, marker: str) -> int | None:
         """How many live (non-zombie) processes have ``marker``, a ``NAME=value`` entry the runner
         adds to each scenario's ``env`` overlay, in their environment; ``None`` when the backend cannot tell (the check is then

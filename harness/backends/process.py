@@ -18,7 +18,7 @@ from typing import Any
 from harness.backends.base import TOOLS_TMPDIR_PARENT, TOOLS_TMPDIR_PREFIX, Backend, HelloInfo
 from harness.backends.client import ProtocolClient, Response
 from harness.errors import InfrastructureError
-from harness.model.file_state import FileState, describe_path
+from harness.model.file_state import FileState, describe_path, list_tree
 from tools_impl.server.workspace_delivery import extract_tar
 
 JsonObj = dict[str, Any]
@@ -282,6 +282,9 @@ class ProcessBackend(Backend):
         for p in paths:
             out[p] = describe_path(os.path.join(root, p), p)
         return out
+
+    def list_tree(self, root: str) -> dict[str, dict[str, Any]] | None:
+        return list_tree(root)
 
     def drop_workspace(self, root: str) -> None:
         if self._client is not None and self._proc is not None and self._proc.poll() is None:

@@ -31,7 +31,7 @@ def plain_output() -> bool:
 
 def run_scenarios(scenarios: list[Scenario], backend: str, jobs: int, out: TextIO, *, shard: str = "",
                   baseline: str = "", keep_observations: bool = True, quiet: bool = False,
-                  baseline_obj: Baseline | None = None, impl: str = DEFAULT_IMPL) -> RunResult:
+                  baseline_obj: Baseline | None = None, impl: str = DEFAULT_IMPL, trees: bool = False) -> RunResult:
     """Run ``scenarios`` of implementation ``impl`` on the backend named ``backend`` with ``jobs``
     workers, showing progress on ``out`` unless ``quiet``; ``baseline_obj`` only relabels the
     live progress. The run id is printed on stderr first and recorded in the results."""
@@ -63,7 +63,7 @@ def run_scenarios(scenarios: list[Scenario], backend: str, jobs: int, out: TextI
 
     snapshots = SnapshotStore(SnapshotStore.default_root())
     runner = Runner(factory, jobs=jobs, progress=progress_cb, snapshot_factory=snapshots.hook_for,
-                    keep_observations=keep_observations, backend_label=label)
+                    keep_observations=keep_observations, backend_label=label, trees=trees)
     if bar is not None:
         with bar:
             run = runner.run(scenarios, shard=shard, baseline=baseline)

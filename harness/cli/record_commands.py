@@ -67,7 +67,7 @@ def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
     runs = []
     for (backend, impl), label in zip(sides, labels, strict=True):
         print(f"toolproof diff: {len(scenarios)} scenarios on {label}", file=out, flush=True)
-        runs.append(run_scenarios(scenarios, backend, args.jobs, out, impl=impl))
+        runs.append(run_scenarios(scenarios, backend, args.jobs, out, impl=impl, trees=True))
     left, right = runs
     diffs = differences(left, right, labels)
     for d in diffs:

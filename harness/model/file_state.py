@@ -10,6 +10,7 @@ run as a server without the harness — so it cannot import this module.
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 import stat
 from dataclasses import dataclass
@@ -64,3 +65,52 @@ def describe_path(path: str, name: str | None = None) -> FileState:
         except OSError:
             return FileState(name, "file", mode)
     return FileState(name, "other", mode)
+
+
+# -- a workspace tree, as ``toolproof diff`` compares it ----------------------------------------
+
+TREE_OPAQUE_DIRS = (".git",)
+"""Directories whose contents are listed by kind only: a repository's objects and logs hold
+commit times and hashes that differ on every run even when the tools behave the same."""
+
+
+def tree_entry(path: str) -> dict[str, Any]:
+    """One path of a tree listing: ``kind``, ``mode``, a regular file's ``size`` and ``sha256``, a
+    symlink's ``target`` (symlinks not followed). The in-container supervisor lists trees in the
+    same format (``fs_tree``)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return {"kind": ABSENT}
+    mode = stat.S_IMODE(info.st_mode)
+    if stat.S_ISLNK(info.st_mode):
+        return {"kind": "symlink", "mode": mode, "target": os.readlink(path)}
+    if stat.S_ISDIR(info.st_mode):
+        return {"kind": "dir", "mode": mode}
+    if stat.S_ISFIFO(info.st_mode):
+        return {"kind": "fifo", "mode": mode}
+    if stat.S_ISREG(info.st_mode):
+        digest = hashlib.sha256()
+        try:
+            with open(path, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(chunk)
+        except OSError as exc:
+            return {"kind": "file", "mode": mode, "size": info.st_size, "error": exc.strerror or str(exc)}
+        return {"kind": "file", "mode": mode, "size": info.st_size, "sha256": digest.hexdigest()}
+    return {"kind": "other", "mode": mode}
+
+
+def list_tree(root: str) -> dict[str, dict[str, Any]]:
+    """Every path under ``root`` (relative, ``/``-separated, sorted) with its ``tree_entry``;
+    inside ``TREE_OPAQUE_DIRS`` only the kind of each path."""
+    out: dict[str, dict[str, Any]] = {}
+    for top, dirs, files in os.walk(root, followlinks=False):
+        dirs.sort()
+        rel_top = os.path.relpath(top, root).replace(os.sep, "/")
+        opaque = any(rel_top == d or rel_top.startswith(d + "/") for d in TREE_OPAQUE_DIRS)
+        for name in [*dirs, *sorted(files)]:
+            rel = name if rel_top == "." else f"{rel_top}/{name}"
+            entry = tree_entry(os.path.join(top, name))
+            out[rel] = {"kind": entry["kind"]} if opaque else entry
+    return dict(sorted(out.items()))

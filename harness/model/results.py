@@ -37,6 +37,7 @@ class StepResult:
     baseline: str = ""  # a BASELINE_* marker, or ""
     note: str = ""  # what the baseline made of this step, in words (different failure, stale, not checked)
     expected: tuple[str, ...] = ()  # the mismatches the baseline entry expects, as written there
+    tree: dict[str, Any] | None = None  # the workspace tree after the step (runs for ``toolproof diff``)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "status": self.status, "duration_s": round(self.duration_s, 4)}
@@ -52,6 +53,8 @@ class StepResult:
             out["expected_mismatch"] = list(self.expected)
         if self.observation is not None:
             out["observation"] = self.observation
+        if self.tree is not None:
+            out["tree"] = self.tree
         return out
 
     @classmethod
@@ -59,7 +62,7 @@ class StepResult:
         return cls(str(obj["id"]), str(obj["status"]), tuple(obj.get("messages", ())),
                    float(obj.get("duration_s", 0.0)), obj.get("observation"), str(obj.get("reason", "")),
                    str(obj.get("baseline", "")), str(obj.get("baseline_note", "")),
-                   tuple(obj.get("expected_mismatch", ())))
+                   tuple(obj.get("expected_mismatch", ())), obj.get("tree"))
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,10 @@
-"""``toolproof diff``: compare the normalised observations of the same corpus on two backends and
-list every step whose observation differs, as text, JSON and Markdown.
+"""``toolproof diff``: run the same corpus on two sides and list every step whose status
+(pass/fail), normalised observation or workspace tree after the step (every path's kind, mode,
+size, SHA-256 and link target; ``.git`` contents by kind only) differs, every step or scenario
+one side has and the other lacks, and — apart, as not compared — what one side skipped; as
+text, JSON (``format`` 2) and Markdown.
 
-Before comparing, what is random by nature is replaced on both sides by a placeholder: durations
-are dropped; task ids (``task_id``/``taskId`` values and every occurrence of them, e.g. in
-``<bash_background task_id="…">``) become ``$TASK_ID1``, ``$TASK_ID2``… in order of appearance;
-process ids, wall-clock timestamps and session/turn ids (``VOLATILE_KEYS``) become a placeholder
-naming what they were. A timestamp or id present on one side and null on the other still differs;
-a process id does not (``ALWAYS_VOLATILE``: whether a stopped task still had a pid when it was
-reported is timing, not behaviour)."""
+What is random by nature is replaced on both sides first (``harness.run.equivalence``)."""
 
 from __future__ import annotations
 
@@ -16,65 +13,17 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from harness.model.results import ERROR, SKIP, RunResult
+from harness.model.results import ERROR, SKIP, RunResult, StepResult
 from harness.run.compare import readable_diff
-from harness.run.normalise import TASK_ID_KEYS, TASK_ID_TEXT_RE
+from harness.run.equivalence import comparable
 
-IGNORED_KEYS = ("duration_s",)
-VOLATILE_KEYS = {
-    "pid": "$PID", "pgid": "$PID",
-    "created_at": "$TIME", "started_at": "$TIME", "ended_at": "$TIME", "updated_at": "$TIME",
-    "createdAt": "$TIME", "startedAt": "$TIME", "endedAt": "$TIME",
-    "parentSessionId": "$SESSION_ID", "sessionId": "$SESSION_ID", "session_id": "$SESSION_ID",
-    "parentTurnId": "$TURN_ID", "turnId": "$TURN_ID",
-}
-ALWAYS_VOLATILE = ("pid", "pgid")
-DIFF_FORMAT = 1
+DIFF_FORMAT = 2
 MARKDOWN_MAX_DIFFS = 50
 
 
 def md_inline(text: str) -> str:
     """Text safe inside Markdown inline code or an HTML summary line."""
     return html.escape(" ".join(text.split()).replace("`", "'"), quote=False)
-
-
-def _task_ids(value: Any, found: list[str]) -> None:
-    if isinstance(value, dict):
-        for k, sub in value.items():
-            if k in TASK_ID_KEYS and isinstance(sub, str) and sub and sub not in found:
-                found.append(sub)
-            _task_ids(sub, found)
-    elif isinstance(value, list):
-        for sub in value:
-            _task_ids(sub, found)
-    elif isinstance(value, str):
-        for tid in TASK_ID_TEXT_RE.findall(value):
-            if tid not in found:
-                found.append(tid)
-
-
-def _replace(value: Any, ids: dict[str, str]) -> Any:
-    if isinstance(value, dict):
-        return {k: (VOLATILE_KEYS[k] if k in VOLATILE_KEYS and not isinstance(v, (dict, list))
-                    and (v is not None or k in ALWAYS_VOLATILE) else _replace(v, ids)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_replace(v, ids) for v in value]
-    if isinstance(value, str):
-        for tid, token in ids.items():
-            value = value.replace(tid, token)
-        return value
-    return value
-
-
-def comparable(obs: dict[str, Any] | None) -> dict[str, Any] | None:
-    """An observation with durations dropped and random values replaced by placeholders."""
-    if obs is None:
-        return None
-    kept = {k: v for k, v in obs.items() if k not in IGNORED_KEYS}
-    found: list[str] = []
-    _task_ids(kept, found)
-    ids = {tid: f"$TASK_ID{i}" for i, tid in enumerate(found, 1)}
-    return _replace(kept, dict(sorted(ids.items(), key=lambda kv: -len(kv[0]))))
 
 
 @dataclass(frozen=True)
@@ -95,42 +44,96 @@ class Difference:
                 **({"note": self.note} if self.note else {})}
 
 
+def _tree_diff(a: dict[str, Any], b: dict[str, Any], labels: tuple[str, str]) -> str:
+    """One line per path whose entry differs (or exists on one side only)."""
+    lines = []
+    for path in sorted(set(a) | set(b)):
+        ea, eb = a.get(path), b.get(path)
+        if ea == eb:
+            continue
+        show = [f"{label}: {json.dumps(e, sort_keys=True) if e is not None else 'absent'}"
+                for label, e in zip(labels, (ea, eb), strict=True)]
+        lines.append(f"  {path}: " + "; ".join(show))
+    return "\n".join(lines)
+
+
+def _step_difference(scenario: str, lst: StepResult, rst: StepResult, labels: tuple[str, str]) -> Difference | None:
+    fields: list[str] = []
+    parts: list[str] = []
+    if lst.status != rst.status:
+        fields.append("status")
+        parts.append(f"status: {labels[0]} {lst.status}, {labels[1]} {rst.status}")
+    a, b = comparable(lst.observation), comparable(rst.observation)
+    if a is not None and b is not None and a != b:
+        fields += sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+        ja = json.dumps(a, ensure_ascii=False, indent=1, sort_keys=True)
+        jb = json.dumps(b, ensure_ascii=False, indent=1, sort_keys=True)
+        parts.append(readable_diff(ja + "\n", jb + "\n", labels))
+    if lst.tree is not None and rst.tree is not None and lst.tree != rst.tree:
+        fields.append("files")
+        parts.append("workspace files after the step:\n" + _tree_diff(lst.tree, rst.tree, labels))
+    if not fields:
+        return None
+    return Difference(scenario, lst.id, tuple(fields), "\n".join(parts))
+
+
 def differences(left: RunResult, right: RunResult, labels: tuple[str, str] = ("a", "b")) -> list[Difference]:
-    """Every step whose comparable observation differs, in the left run's order."""
+    """Every step whose status, comparable observation or workspace tree (when both runs listed
+    trees) differs, and every step one side has and the other lacks, in the left run's order.
+    Scenarios or steps skipped on one side are not differences: ``one_sided_skips`` lists them."""
 
     out: list[Difference] = []
     rmap = {s.id: s for s in right.scenarios}
     for ls in left.scenarios:
         rs = rmap.get(ls.id)
         if rs is None:
+            out.append(Difference(ls.id, "", ("scenario",), note=f"ran on {labels[0]} only"))
             continue
-        if SKIP in (ls.status, rs.status):
-            continue  # nothing to compare (one_sided_skips lists those skipped on one side only)
+        if SKIP in (ls.status, rs.status) or ERROR in (ls.status, rs.status):
+            continue  # skipped: one_sided_skips; errors: listed as errors, never compared
         rsteps = {st.id: st for st in rs.steps}
+        lids = {st.id for st in ls.steps}
         for lst in ls.steps:
             rst = rsteps.get(lst.id)
             if rst is None:
+                out.append(Difference(ls.id, lst.id, ("step",), f"step {lst.id} ran on {labels[0]} only"))
                 continue
-            a, b = comparable(lst.observation), comparable(rst.observation)
-            if a is None or b is None or a == b:
+            if SKIP in (lst.status, rst.status):
                 continue
-            fields = tuple(sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k)))
-            ja = json.dumps(a, ensure_ascii=False, indent=1, sort_keys=True)
-            jb = json.dumps(b, ensure_ascii=False, indent=1, sort_keys=True)
-            out.append(Difference(ls.id, lst.id, fields, readable_diff(ja + "\n", jb + "\n", labels)))
+            d = _step_difference(ls.id, lst, rst, labels)
+            if d is not None:
+                out.append(d)
+        for rst in rs.steps:
+            if rst.id not in lids:
+                out.append(Difference(ls.id, rst.id, ("step",), f"step {rst.id} ran on {labels[1]} only"))
+    lids_all = {s.id for s in left.scenarios}
+    out += [Difference(rs.id, "", ("scenario",), note=f"ran on {labels[1]} only")
+            for rs in right.scenarios if rs.id not in lids_all]
     return out
 
 
 def one_sided_skips(left: RunResult, right: RunResult) -> list[tuple[str, str]]:
-    """(scenario id, why) for scenarios one side skipped and the other ran: not compared (a
-    backend without, say, container isolation skips what needs it), listed apart from differences."""
+    """(scenario id, or ``id step``, why) for scenarios or steps one side skipped and the other
+    ran: not compared (a backend without, say, container isolation skips what needs it), listed
+    apart from differences."""
     rmap = {s.id: s for s in right.scenarios}
     out = []
     for ls in left.scenarios:
         rs = rmap.get(ls.id)
-        if rs is not None and (ls.status == SKIP) != (rs.status == SKIP):
+        if rs is None:
+            continue
+        if (ls.status == SKIP) != (rs.status == SKIP):
             skipped = ls if ls.status == SKIP else rs
             out.append((ls.id, f"{ls.status} vs {rs.status}: {skipped.reason}"))
+            continue
+        if SKIP in (ls.status, rs.status) or ERROR in (ls.status, rs.status):
+            continue
+        rsteps = {st.id: st for st in rs.steps}
+        for lst in ls.steps:
+            rst = rsteps.get(lst.id)
+            if rst is not None and (lst.status == SKIP) != (rst.status == SKIP):
+                skipped_step = lst if lst.status == SKIP else rst
+                out.append((f"{ls.id} {lst.id}", f"{lst.status} vs {rst.status}: {skipped_step.reason}"))
     return out
 
 

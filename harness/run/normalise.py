@@ -1,6 +1,12 @@
 """The declared normalisers (docs/scenario-format.md, ``normalize:``): they replace in an
 observation what legitimately varies between runs — the workspace path, temp files, task ids,
-durations and HOME — with fixed tokens, before it is compared or recorded."""
+durations and HOME — with fixed tokens, before it is compared or recorded.
+
+The tokens tell a scenario's private directories from the host's: the implementation's own HOME
+and TMPDIR (the per-scenario ones a backend makes) become ``$HOME`` and ``$TMP``; on a host
+backend, the host user's real home and the host's shared temp dir become ``$HOST_HOME`` and
+``$HOST_TMP``, so a path that leaked out of the scenario's private directories does not read
+like one that stayed inside them."""
 
 from __future__ import annotations
 
@@ -32,11 +38,19 @@ class NormalisationContext:
     tmpdirs: tuple[str, ...] = ()
     homes: tuple[str, ...] = ()
     task_ids: tuple[str, ...] = field(default_factory=tuple)
+    host_tmpdirs: tuple[str, ...] = ()  # the host's shared temp dir (host backends): $HOST_TMP
+    host_homes: tuple[str, ...] = ()  # the host user's real home (host backends): $HOST_HOME
 
 
-def _replace_all(s: str, olds: Iterable[str], token: str) -> str:
-    for old in sorted({o for o in olds if o and len(o) > 1}, key=len, reverse=True):
-        s = s.replace(old, token)
+def _replace_longest_first(s: str, pairs: Iterable[tuple[str, str]]) -> str:
+    """Replace each path by its token, longer paths first, so a directory nested in another (a
+    private HOME inside a temp dir, a workspace inside the host's /tmp) is named as itself."""
+    seen: dict[str, str] = {}
+    for old, token in pairs:
+        if old and len(old) > 1 and old not in seen:
+            seen[old] = token
+    for old in sorted(seen, key=len, reverse=True):
+        s = s.replace(old, seen[old])
     return s
 
 
@@ -44,18 +58,19 @@ def normalize_text(s: str, names: Iterable[str], ctx: NormalisationContext) -> s
     names = tuple(names)
     if "tmpfiles" in names:
         s = TMPFILE_RE.sub(TMPFILE_TOKEN, s)
+    pairs: list[tuple[str, str]] = []
     if "workspace" in names:
-        s = _replace_all(s, ctx.roots, "$WORKSPACE")
+        pairs += [(r, "$WORKSPACE") for r in ctx.roots]
     if "home" in names:
-        # a HOME inside a temp dir (the local backend's per-scenario HOME) is a home first
-        nested = [h for h in ctx.homes if any(t and h.startswith(t.rstrip("/") + "/") for t in ctx.tmpdirs)]
-        s = _replace_all(s, nested, "$HOME")
+        pairs += [(h, "$HOME") for h in ctx.homes]
     if "tmpfiles" in names:
-        s = _replace_all(s, ctx.tmpdirs, "$TMP")
+        pairs += [(t, "$TMP") for t in ctx.tmpdirs]
+        pairs += [(t, "$HOST_TMP") for t in ctx.host_tmpdirs]
     if "home" in names:
-        s = _replace_all(s, ctx.homes, "$HOME")
+        pairs += [(h, "$HOST_HOME") for h in ctx.host_homes]
+    s = _replace_longest_first(s, pairs)
     if "task_ids" in names:
-        s = _replace_all(s, ctx.task_ids, "$TASK_ID")
+        s = _replace_longest_first(s, ((t, "$TASK_ID") for t in ctx.task_ids))
     if "durations" in names:
         s = DURATION_RE.sub("N", s)
     return s
@@ -109,11 +124,13 @@ def context_for(scenario: Scenario, backend_name: str, hello: HelloInfo, root: s
     roots = {root, os.path.realpath(root)}
     tmpdirs = {d for d in (hello.capabilities.extra.get("tmpdir"),) if isinstance(d, str)}
     homes = {h for h in (scenario.env.get("HOME"), hello.capabilities.extra.get("home")) if isinstance(h, str)}
+    host_tmpdirs: set[str] = set()
+    host_homes: set[str] = set()
     if backend_name in HOST_BACKENDS:
-        tmpdirs.add(tempfile.gettempdir())
-        tmpdirs.add(os.path.realpath(tempfile.gettempdir()))
         tmpdirs.update({os.path.realpath(d) for d in tmpdirs})  # the private TMPDIR's host alias
-        homes.add(os.path.expanduser("~"))
+        host_tmpdirs = {tempfile.gettempdir(), os.path.realpath(tempfile.gettempdir())} - tmpdirs
+        host_homes = {os.path.expanduser("~"), os.path.realpath(os.path.expanduser("~"))} - homes
     else:
-        tmpdirs.add("/tmp")
-    return NormalisationContext(roots=tuple(roots), tmpdirs=tuple(tmpdirs), homes=tuple(homes))
+        tmpdirs.add("/tmp")  # the container's own /tmp: a fresh tmpfs, private to the scenario
+    return NormalisationContext(roots=tuple(roots), tmpdirs=tuple(tmpdirs), homes=tuple(homes),
+                                host_tmpdirs=tuple(host_tmpdirs), host_homes=tuple(host_homes))

@@ -13,6 +13,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from harness import __version__
@@ -22,7 +23,7 @@ from harness.model.observation import Observation
 from harness.model.results import ERROR, FAIL, PASS, SKIP, RunInfo, RunResult, ScenarioResult, StepResult
 from harness.model.scenario import Requires, Scenario, Step
 from harness.run.compare import Mismatch, SnapshotHook, check_file, check_observation
-from harness.run.normalise import NormalisationContext, context_for, find_task_ids, normalize_observation
+from harness.run.normalise import context_for, find_task_ids, normalize_observation
 from harness.run.workspace_archive import build_archive
 
 MARKER_ENV = "TOOLPROOF_SCENARIO_MARKER"
@@ -107,9 +108,10 @@ def infrastructure_result(scenario: Scenario, exc: HarnessError, context: str = 
 
 
 def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook | None = None,
-                 keep_observations: bool = True) -> ScenarioResult:
+                 keep_observations: bool = True, trees: bool = False) -> ScenarioResult:
     """Run one scenario on a started-or-startable backend. Raises nothing: infrastructure
-    problems become ``error`` results (and the caller should ``restart()`` the backend)."""
+    problems become ``error`` results (and the caller should ``restart()`` the backend).
+    ``trees``: list the workspace tree after every step (``StepResult.tree``), for ``diff``."""
     t0 = time.monotonic()
     base = {"path": scenario.path, "title": scenario.title, "tags": scenario.tags}
     try:
@@ -154,7 +156,7 @@ def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook
             raw = Observation.from_response(resp, time.monotonic() - s0)
             for name, src in step.save:
                 variables[name] = raw.lookup(src)
-            ctx = NormalisationContext(ctx.roots, ctx.tmpdirs, ctx.homes, (*ctx.task_ids, *find_task_ids(raw)))
+            ctx = replace(ctx, task_ids=(*ctx.task_ids, *find_task_ids(raw)))
             obs = normalize_observation(raw, scenario.normalize, ctx)
             exp = step.expectation_for(caps.os)
             mism = check_observation(exp, obs, snapshot, f"{step.id}.")
@@ -162,8 +164,9 @@ def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook
                 states = backend.read_files(root, [f.path for f in exp.files])
                 for fc in exp.files:
                     mism.extend(check_file(fc, states[fc.path], "files"))
+            tree = backend.list_tree(root) if trees else None
             steps.append(StepResult(step.id, FAIL if mism else PASS, _render(mism), raw.duration_s,
-                                    obs.to_json() if keep_observations else None))
+                                    obs.to_json() if keep_observations else None, tree=tree))
         if not status_error and scenario.files:
             states = backend.read_files(root, [f.path for f in scenario.files])
             mism = []
@@ -213,8 +216,9 @@ class Runner:
 
     def __init__(self, backend_factory: BackendFactory, *, jobs: int = 1,
                  progress: ProgressHook | None = None, snapshot_factory: SnapshotFactory | None = None,
-                 keep_observations: bool = True, backend_label: str = "") -> None:
+                 keep_observations: bool = True, backend_label: str = "", trees: bool = False) -> None:
         self.backend_factory = backend_factory
+        self.trees = trees
         self.jobs = max(1, jobs)
         self.progress = progress
         self.snapshot_factory = snapshot_factory
@@ -251,7 +255,8 @@ class Runner:
                     res = infrastructure_result(scenario, exc, "backend restart failed: ")
             if res is None:
                 snap = self.snapshot_factory(scenario) if self.snapshot_factory else None
-                res = run_scenario(backend, scenario, snapshot=snap, keep_observations=self.keep_observations)
+                res = run_scenario(backend, scenario, snapshot=snap, keep_observations=self.keep_observations,
+                                   trees=self.trees)
                 if res.status == ERROR:
                     self._local.dirty = True
                 elif self.hello is None:

@@ -7,7 +7,6 @@ The docker half skips without an engine unless TOOLPROOF_REQUIRE_DOCKER=1.
 
 from __future__ import annotations
 
-import re
 import uuid
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 from harness.backends.local import LocalBackend
 from harness.corpus.loader import load_corpus
 from harness.model.results import RunResult
+from harness.report.cross_run_diff import differences
 from harness.run.runner import Runner
 from harness.run.snapshots import SnapshotStore
 from tests.support.docker import docker_engine, docker_image  # noqa: F401  (fixtures)
@@ -27,7 +27,8 @@ CORPUS = REPO / "scenarios"
 def _run(factory: Any, label: str) -> RunResult:
     scenarios = load_corpus([CORPUS])
     snapshots = SnapshotStore(REPO / "snapshots")
-    return Runner(factory, jobs=2, backend_label=label, snapshot_factory=snapshots.hook_for).run(scenarios)
+    return Runner(factory, jobs=2, backend_label=label, snapshot_factory=snapshots.hook_for,
+                  trees=True).run(scenarios)
 
 
 def _problems(run: RunResult) -> list[str]:
@@ -56,43 +57,9 @@ def test_shipped_corpus_passes_the_gate_on_the_local_backend(local_run: RunResul
     assert all(s.reason or s.message for s in local_run.scenarios if s.status == "skip")
 
 
-# What legitimately differs between two runs even on one backend: random task ids and
-# full-output file names (scenarios that assert on them declare normalisers themselves).
-_VOLATILE = [
-    (re.compile(r"bash-[0-9a-f]{8}"), "bash-TASK"),
-    (re.compile(r"[^\s'\"\]]*/pi-bash-[0-9a-f]{16}\.log"), "TMP/pi-bash-LOG.log"),
-]
-
-
 # Count mode lists files in ripgrep's (parallel, unsorted) order, so which file comes first on a
 # page differs between runs; these scenarios pin the page with a regex.
 UNORDERED = ("grep/cases/count-paging",)
-
-# Task bookkeeping that is wall-clock or process specific by nature.
-_VOLATILE_KEYS = frozenset({"pid", "created_at", "started_at", "ended_at", "parentSessionId", "parentTurnId"})
-
-
-def _stable(value: Any) -> Any:
-    if isinstance(value, str):
-        for rx, repl in _VOLATILE:
-            value = rx.sub(repl, value)
-        return value
-    if isinstance(value, dict):
-        return {k: _stable(v) for k, v in value.items() if k not in _VOLATILE_KEYS}
-    if isinstance(value, list):
-        return [_stable(v) for v in value]
-    return value
-
-
-def _observations(run: RunResult) -> dict[tuple[str, str], Any]:
-    out: dict[tuple[str, str], Any] = {}
-    for s in run.scenarios:
-        for step in s.steps:
-            if step.observation is not None:
-                obs = dict(step.observation)
-                obs.pop("duration_s", None)
-                out[(s.id, step.id)] = _stable(obs)
-    return out
 
 
 @pytest.mark.docker
@@ -109,14 +76,15 @@ def test_shipped_corpus_passes_on_docker_with_the_same_observations_as_local(
         assert cleanup(rid) == 0, "the corpus run left containers behind"
     assert _problems(docker_run) == []
     assert docker_run.exit_code == 0
-    local_obs, docker_obs = _observations(local_run), _observations(docker_run)
-    shared = sorted(set(local_obs) & set(docker_obs))
-    assert len(shared) >= 100
-    # The reference's container image carries its optional packages (Unicode 17 tables, the bash
-    # parser, pypdf, Pillow) at the host's versions, so classify, PDF and image scenarios agree too.
-    differing = {key: (local_obs[key], docker_obs[key]) for key in shared if local_obs[key] != docker_obs[key]
-                 and key[0] not in UNORDERED}
-    assert sorted(differing) == [], "\n".join(f"{k}: {v}" for k, v in sorted(differing.items()))[:3000]
+    # One equivalence (harness/run/equivalence.py), as ``toolproof diff`` compares: every step's
+    # status, observation and workspace tree after the step.
+    compared = [(s.id, st.id) for s in local_run.scenarios if s.status != "skip" for st in s.steps
+                if st.observation is not None]
+    assert len(compared) >= 100
+    assert all(st.tree is not None for s in docker_run.scenarios if s.status != "skip" for st in s.steps
+               if st.observation is not None), "the docker run listed no trees"
+    diffs = [d for d in differences(local_run, docker_run, ("local", "docker")) if d.scenario not in UNORDERED]
+    assert diffs == [], "\n".join(d.render() for d in diffs)[:3000]
 
 
 def test_upstream_emulation_matches_behaviour_recorded_from_published_pi() -> None:

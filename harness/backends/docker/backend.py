@@ -366,6 +366,13 @@ class DockerBackend(Backend):
         files = (resp.result or {}).get("files", {})
         return {p: FileState.from_json(p, files.get(a, {})) for p, a in absolute.items()}
 
+    def list_tree(self, root: str) -> dict[str, JsonObj] | None:
+        resp = self.request("fs_tree", {"root": root}, deadline_s=HOUSEKEEPING_DEADLINE_S)
+        if not resp.ok:
+            raise InfrastructureError(f"fs_tree failed in the container: {resp.error_message}")
+        tree = (resp.result or {}).get("tree", {})
+        return dict(sorted(tree.items())) if isinstance(tree, dict) else {}
+
     def drop_workspace(self, root: str) -> None:
         """The scenario is over: its container goes (with every process and file it made)."""
         self._retire_current()

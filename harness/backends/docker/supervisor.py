@@ -32,6 +32,7 @@ from __future__ import annotations
 import base64
 import ctypes
 import fcntl
+import hashlib
 import io
 import json
 import os
@@ -50,7 +51,7 @@ from typing import Any
 FATAL_PREFIX = "toolproof-supervisor: FATAL: "
 REAP_ROUNDS = 50
 REAP_PAUSE_S = 0.02
-OWN_OPS = ("workspace", "fs_read", "ps", "reap")
+OWN_OPS = ("workspace", "fs_read", "fs_tree", "ps", "reap")
 OOM_FILES = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
 LIMIT_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -351,6 +352,48 @@ def read_paths(paths: list[str]) -> JsonObj:
     return {p: describe_path(p) for p in paths}
 
 
+TREE_OPAQUE_DIRS = (".git",)  # as harness.model.file_state: listed by kind only
+
+
+def tree_entry(path: str) -> JsonObj:
+    """One path of ``fs_tree``'s listing, in ``harness.model.file_state.tree_entry``'s format."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return {"kind": "absent"}
+    mode = stat.S_IMODE(info.st_mode)
+    if stat.S_ISLNK(info.st_mode):
+        return {"kind": "symlink", "mode": mode, "target": os.readlink(path)}
+    if stat.S_ISDIR(info.st_mode):
+        return {"kind": "dir", "mode": mode}
+    if stat.S_ISFIFO(info.st_mode):
+        return {"kind": "fifo", "mode": mode}
+    if stat.S_ISREG(info.st_mode):
+        digest = hashlib.sha256()
+        try:
+            with open(path, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(chunk)
+        except OSError as exc:
+            return {"kind": "file", "mode": mode, "size": info.st_size, "error": exc.strerror or str(exc)}
+        return {"kind": "file", "mode": mode, "size": info.st_size, "sha256": digest.hexdigest()}
+    return {"kind": "other", "mode": mode}
+
+
+def read_tree(root: str) -> JsonObj:
+    """Every path under the workspace ``root``, relative, with its ``tree_entry``."""
+    out: JsonObj = {}
+    for top, dirs, files in os.walk(root, followlinks=False):
+        dirs.sort()
+        rel_top = os.path.relpath(top, root)
+        opaque = any(rel_top == d or rel_top.startswith(d + "/") for d in TREE_OPAQUE_DIRS)
+        for name in [*dirs, *sorted(files)]:
+            rel = name if rel_top == "." else f"{rel_top}/{name}"
+            entry = tree_entry(os.path.join(top, name))
+            out[rel] = {"kind": entry["kind"]} if opaque else entry
+    return out
+
+
 # -- the supervisor -----------------------------------------------------------------------------
 
 class Supervisor:
@@ -548,6 +591,16 @@ class Supervisor:
                 self.reply(rid, {"files": as_tool_user(self.cfg, read_paths, paths)})
             except Exception as exc:
                 self.reply(rid, error=f"fs_read failed: {exc}")
+        elif op == "fs_tree":
+            root = req.get("root")
+            parent = self.cfg["workspace_parent"]
+            if not isinstance(root, str) or os.path.dirname(os.path.normpath(root)) != parent:
+                self.reply(rid, error=f"fs_tree: root must be a directory directly under {parent}", kind="protocol")
+                return
+            try:
+                self.reply(rid, {"tree": as_tool_user(self.cfg, read_tree, root)})
+            except Exception as exc:
+                self.reply(rid, error=f"fs_tree failed: {exc}")
         elif op == "ps":
             self.reply(rid, {"processes": self.strays()})
         elif op == "reap":

@@ -3,8 +3,9 @@ timestamps and session ids are replaced on both sides before comparing."""
 
 from __future__ import annotations
 
-from harness.model.results import PASS, SKIP, RunInfo, RunResult, ScenarioResult, StepResult
-from harness.report.cross_run_diff import comparable, differences, one_sided_skips
+from harness.model.results import FAIL, PASS, SKIP, RunInfo, RunResult, ScenarioResult, StepResult
+from harness.report.cross_run_diff import differences, one_sided_skips
+from harness.run.equivalence import comparable
 
 
 def background(task: str, pid: int, at: float, session: str, text_extra: str = "") -> dict[str, object]:
@@ -57,3 +58,41 @@ def test_a_pid_reported_on_one_side_only_is_timing_not_a_difference() -> None:
     right = background("bash-2", 2, 1.0, "y")
     right["details"]["pid"] = None  # type: ignore[index]
     assert differences(run(left), run(right)) == []
+
+
+def _scenario(*steps: StepResult, status: str = PASS) -> RunResult:
+    return RunResult(RunInfo(), (ScenarioResult("w/x", status, steps=steps),))
+
+
+def test_a_file_written_differently_is_a_difference_though_the_responses_agree() -> None:
+    obs = {"status": "result", "text": "Successfully wrote 3 bytes to a.txt"}
+    tree_a = {"a.txt": {"kind": "file", "mode": 0o644, "size": 3, "sha256": "aa"}}
+    tree_b = {"a.txt": {"kind": "file", "mode": 0o644, "size": 3, "sha256": "bb"}}
+    a = _scenario(StepResult("w", PASS, observation=obs, tree=tree_a))
+    b = _scenario(StepResult("w", PASS, observation=obs, tree=tree_b))
+    (diff,) = differences(a, b, ("local", "docker"))
+    assert diff.fields == ("files",)
+    assert "a.txt" in diff.diff and '"sha256": "aa"' in diff.diff and '"sha256": "bb"' in diff.diff
+    # a path present on one side only is named with "absent" on the other
+    c = _scenario(StepResult("w", PASS, observation=obs, tree={**tree_a, "stray": {"kind": "file"}}))
+    (diff,) = differences(a, c, ("local", "docker"))
+    assert "stray: local: absent; docker:" in diff.diff
+
+
+def test_a_step_that_passes_on_one_side_and_fails_on_the_other_is_a_difference() -> None:
+    a = _scenario(StepResult("files", PASS))
+    b = _scenario(StepResult("files", FAIL, ("files: a.txt: expected …",)), status=FAIL)
+    (diff,) = differences(a, b, ("local", "docker"))
+    assert (diff.step, diff.fields) == ("files", ("status",))
+    assert "status: local pass, docker fail" in diff.diff
+
+
+def test_steps_and_scenarios_on_one_side_only_are_differences_and_one_sided_step_skips_are_listed() -> None:
+    a = _scenario(StepResult("s1", PASS), StepResult("s2", PASS), StepResult("s3", PASS))
+    b = _scenario(StepResult("s1", PASS), StepResult("s2", SKIP, reason="when: os=windows"),
+                  StepResult("s4", PASS))
+    diffs = differences(a, b, ("local", "docker"))
+    assert [(d.step, d.fields) for d in diffs] == [("s3", ("step",)), ("s4", ("step",))]
+    assert one_sided_skips(a, b) == [("w/x s2", "pass vs skip: when: os=windows")]
+    only_left = RunResult(RunInfo(), (*a.scenarios, ScenarioResult("w/y", PASS)))
+    assert [(d.scenario, d.note) for d in differences(only_left, a, ("l", "r"))] == [("w/y", "ran on l only")]

@@ -3,14 +3,17 @@ and the left-behind process check."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 import textwrap
 
+from harness.backends.base import HelloInfo
 from harness.backends.local import LocalBackend
 from harness.corpus.loader import load_corpus, parse_scenario_text
 from harness.model.observation import Observation
 from harness.model.results import FAIL, PASS, SKIP, XFAIL
 from harness.report.baseline import apply_baseline, load_baseline
-from harness.run.normalise import NormalisationContext, normalize_observation, normalize_text
+from harness.run.normalise import NormalisationContext, context_for, normalize_observation, normalize_text
 from harness.run.runner import Runner, run_scenario
 from tests.support.repo import REPO
 
@@ -64,3 +67,28 @@ def test_task_ids_found_in_details_are_normalised_everywhere() -> None:
     obs = Observation("result", text='<bash_background task_id="bash-77">', details={"task_id": "bash-77", "n": 1})
     out = normalize_observation(obs, ["task_ids"], NormalisationContext())
     assert (out.text, out.details) == ('<bash_background task_id="$TASK_ID">', {"task_id": "$TASK_ID", "n": 1})
+
+
+def test_a_path_in_the_hosts_real_home_or_temp_dir_does_not_read_like_the_scenarios_private_one() -> None:
+    """A tool that leaked a file to the host's real HOME (or its shared /tmp) shows $HOST_HOME
+    ($HOST_TMP), never the $HOME ($TMP) a private directory shows: the normalisers cannot hide a
+    leak. Nested directories are named as themselves (longest path first)."""
+    ctx = NormalisationContext(roots=("/tmp/tp-ws-1",), tmpdirs=("/tmp/toolproof-tmp-ab",),
+                               homes=("/tmp/toolproof-tmp-ab/home",), host_tmpdirs=("/tmp",),
+                               host_homes=("/root",))
+    names = ["workspace", "tmpfiles", "home"]
+    assert normalize_text("/tmp/toolproof-tmp-ab/home/.cfg", names, ctx) == "$HOME/.cfg"
+    assert normalize_text("/root/.cfg", names, ctx) == "$HOST_HOME/.cfg"
+    assert normalize_text("/tmp/toolproof-tmp-ab/x /tmp/x", names, ctx) == "$TMP/x $HOST_TMP/x"
+    assert normalize_text("/tmp/tp-ws-1/a.txt", names, ctx) == "$WORKSPACE/a.txt"
+
+
+def test_the_local_backends_context_keeps_the_hosts_home_and_temp_dir_apart() -> None:
+    hello = HelloInfo.from_json({"implementation": "x", "capabilities": {"tmpdir": "/tmp/toolproof-tmp-ab",
+                                                                        "home": "/tmp/toolproof-home-cd"}})
+    scenario = parse_scenario_text("id: n/x\ntitle: t\nsteps:\n- tool: read\n  args: {path: a}\n  expect: {status: result}\n", "n/x.yaml")
+    ctx = context_for(scenario, "local", hello, "/tmp/ws")
+    assert "/tmp/toolproof-home-cd" in ctx.homes and os.path.expanduser("~") in ctx.host_homes
+    assert tempfile.gettempdir() in ctx.host_tmpdirs and tempfile.gettempdir() not in ctx.tmpdirs
+    docker = context_for(scenario, "docker", hello, "/work/ws")
+    assert "/tmp" in docker.tmpdirs and not docker.host_homes and not docker.host_tmpdirs

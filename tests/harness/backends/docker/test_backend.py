@@ -5,7 +5,9 @@ Skipped without an engine unless TOOLPROOF_REQUIRE_DOCKER=1 (then a missing engi
 
 from __future__ import annotations
 
+import hashlib
 import io
+import pathlib
 import re
 import tarfile
 import uuid
@@ -14,7 +16,9 @@ from collections.abc import Iterator
 import pytest
 
 from harness.backends.docker.backend import LABEL_ROLE, LABEL_RUN_ID, DockerBackend, cleanup
+from harness.backends.process import extract_on_host
 from harness.errors import InfrastructureError
+from harness.model.file_state import list_tree
 from tests.support.docker import docker_engine, docker_image, run_id  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.docker
@@ -150,6 +154,30 @@ def test_workspace_archive_keeps_modes_symlinks_fifos_and_mtimes(backend: Docker
     assert (state["pipe"].kind, state["pipe"].mode) == ("fifo", 0o600)
     stats = call(backend, "bash", {"command": "stat -c '%n %Y' dir dir/run.sh && ./link"})
     assert stats == f"dir {MTIME - 100}\ndir/run.sh {MTIME}\nran\n"
+    backend.drop_workspace(root)
+
+
+def test_the_containers_tree_listing_equals_the_hosts_for_the_same_archive(backend: DockerBackend,
+                                                                          tmp_path: pathlib.Path) -> None:
+    """``fs_tree`` (in the supervisor) and ``list_tree`` (on the host) list the same tree in the
+    same format, so ``toolproof diff`` local vs docker compares like with like."""
+    archive = tar_of(
+        [member("dir", tarfile.DIRTYPE, 0o750), member("dir/a.txt", mode=0o640),
+         member("link", tarfile.SYMTYPE, 0o777, linkname="dir/a.txt"), member("pipe", tarfile.FIFOTYPE, 0o600),
+         member(".git", tarfile.DIRTYPE, 0o755), member(".git/HEAD")],
+        {"dir/a.txt": "ü\r\n".encode(), ".git/HEAD": b"ref: refs/heads/main\n"},
+    )
+    root = backend.new_workspace(archive, {}, None)
+    call(backend, "write", {"path": "new/b.bin", "content": "x" * 3000})
+    tree = backend.list_tree(root)
+    extract_on_host(str(tmp_path), archive)
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / "b.bin").write_bytes(b"x" * 3000)
+    assert tree is not None and set(tree) == set(list_tree(str(tmp_path)))
+    assert tree["dir/a.txt"] == list_tree(str(tmp_path))["dir/a.txt"]
+    assert tree["new/b.bin"]["sha256"] == hashlib.sha256(b"x" * 3000).hexdigest()
+    assert tree["link"] == {"kind": "symlink", "mode": 0o777, "target": "dir/a.txt"}
+    assert tree[".git/HEAD"] == {"kind": "file"}  # a repository's insides by kind only
     backend.drop_workspace(root)
 
 
