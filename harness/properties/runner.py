@@ -24,16 +24,17 @@ from hypothesis import seed as hypothesis_seed
 
 from harness.backends.base import Backend, HelloInfo
 from harness.errors import InfrastructureError
-from harness.fuzz.execute import Normaliser
 from harness.model.scenario import Workspace, WorkspaceEntry
 from harness.properties.invariants import Example, Invariant
-from harness.run.normalise import TMPFILE_RE
+from harness.run.normalise import TMPFILE_RE, NormalisationContext, normalize_text
+from harness.run.session import Session
 from harness.run.workspace_archive import build_plain_archive
 
 PASS, FAIL, PATCH_ABSENT, NOT_APPLICABLE, ERROR = "pass", "fail", "patch-absent", "n/a", "error"
 XFAIL, STALE = "xfail", "stale"  # set by a --baseline (harness/properties/baseline.py)
 CALL_DEADLINE_S = 60.0
 BASE_TIME = 1_767_225_600.0
+EXAMPLE_NORMALISERS = ("tmpfiles", "workspace")  # as the counterexample scenarios declare
 
 
 @dataclass
@@ -57,16 +58,20 @@ def _describe(value: Any) -> str:
 
 
 def run_example(backend: Backend, example: Example, profile: dict[str, Any] | None = None) -> None:
-    """Run ``example`` in a fresh workspace; raise ``Mismatch`` naming the first difference."""
+    """Run ``example`` in a fresh workspace (one ``Session``, as scenarios run); raise ``Mismatch``
+    naming the first difference."""
     entries = tuple(WorkspaceEntry(p, "file", d) for p, d in example.files)
-    root = backend.new_workspace(build_plain_archive(Workspace(entries), BASE_TIME), {}, profile)
-    norm = Normaliser(root)
-    try:
+    with Session(backend, build_plain_archive(Workspace(entries), BASE_TIME), {}, profile) as session:
+        ctx = NormalisationContext(roots=(session.root, os.path.realpath(session.root)))
+
+        def norm(text: str) -> str:
+            return normalize_text(text, EXAMPLE_NORMALISERS, ctx)
+
         for k, step in enumerate(example.steps, 1):
-            resp = backend.request("call", {"tool": step.tool, "args": step.args}, deadline_s=CALL_DEADLINE_S)
+            resp = session.call(step.tool, step.args, deadline_s=CALL_DEADLINE_S)
             where = f"step {k} ({step.tool} {_describe(step.args)})"
             if not resp.ok:
-                got = norm.text(resp.error_message)
+                got = norm(resp.error_message)
                 if step.status != "error":
                     raise Mismatch(f"{where}: expected a result, the call raised: {_describe(got)}")
                 if step.error is not None and got != step.error:
@@ -75,8 +80,8 @@ def run_example(backend: Backend, example: Example, profile: dict[str, Any] | No
             res = resp.result if isinstance(resp.result, dict) else {}
             content = res.get("content")
             blocks = content if isinstance(content, list) else []
-            text = norm.text("\n".join(str(b.get("text", "")) for b in blocks
-                                       if isinstance(b, dict) and b.get("type", "text") == "text"))
+            text = norm("\n".join(str(b.get("text", "")) for b in blocks
+                                   if isinstance(b, dict) and b.get("type", "text") == "text"))
             if step.status == "error":
                 raise Mismatch(f"{where}: expected the call to raise {_describe(step.error)}, it returned {_describe(text)}")
             if step.is_error is not None and bool(res.get("is_error", False)) != step.is_error:
@@ -84,29 +89,29 @@ def run_example(backend: Backend, example: Example, profile: dict[str, Any] | No
             if step.text is not None and text != step.text:
                 raise Mismatch(f"{where}: text\n  expected {_describe(step.text)}\n  actual   {_describe(text)}")
             if step.full_output is not None:
-                _check_full_output(where, res.get("details"), step.full_output)
-        states = backend.read_files(root, [p for p, _ in example.final_files])
+                _check_full_output(session, where, res.get("details"), step.full_output)
+        states = session.read_files([p for p, _ in example.final_files])
         for path, data in example.final_files:
             state = states.get(path)
             actual = state.data if state is not None else None
             if actual != data:
                 raise Mismatch(f"file {path}\n  expected {_describe(data)}\n  actual   {_describe(actual)}")
-    finally:
-        backend.drop_workspace(root)
 
 
-def _check_full_output(where: str, details: Any, expected: bytes) -> None:
+def _check_full_output(session: Session, where: str, details: Any, expected: bytes) -> None:
+    """The full-output file the details name holds the whole output: read where the
+    implementation runs (on the host, or by the supervisor in the container), on every backend."""
     path = details.get("fullOutputPath") if isinstance(details, dict) else None
     if not isinstance(path, str) or not TMPFILE_RE.fullmatch(path):
         raise Mismatch(f"{where}: output was truncated but details name no full-output file: {_describe(details)}")
-    if not os.path.isfile(path):
-        return  # not on this host (container backend): the text was still checked
-    with open(path, "rb") as fh:
-        data = fh.read()
-    os.unlink(path)
-    if data != expected:
-        raise Mismatch(f"{where}: the full-output file holds {len(data)} bytes, expected the {len(expected)} bytes "
-                       f"of the whole output")
+    state = session.read_files([path])[path]
+    if state.kind != "file" or state.data is None:
+        raise Mismatch(f"{where}: the full-output file {path} the details name is {state.kind}")
+    if os.path.isfile(path):
+        os.unlink(path)  # a host backend's temp dir: implementations never delete these files
+    if state.data != expected:
+        raise Mismatch(f"{where}: the full-output file holds {len(state.data)} bytes, expected the "
+                       f"{len(expected)} bytes of the whole output")
 
 
 # -- scenario YAML --------------------------------------------------------------------------------

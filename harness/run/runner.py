@@ -24,6 +24,7 @@ from harness.model.results import ERROR, FAIL, PASS, SKIP, RunInfo, RunResult, S
 from harness.model.scenario import Requires, Scenario, Step
 from harness.run.compare import Mismatch, SnapshotHook, check_file, check_observation
 from harness.run.normalise import context_for, find_task_ids, normalize_observation
+from harness.run.session import Session
 from harness.run.workspace_archive import build_archive
 
 MARKER_ENV = "TOOLPROOF_SCENARIO_MARKER"
@@ -130,10 +131,12 @@ def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook
     if scenario.processes_left_behind is not None:
         env[MARKER_ENV] = marker
     steps: list[StepResult] = []
+    session: Session | None = None
     root: str | None = None
     status_error = ""
     try:
-        root = backend.new_workspace(archive, env, scenario.profile)
+        session = Session(backend, archive, env, scenario.profile)
+        root = session.root
         ctx = context_for(scenario, backend.name, hello, root)
         variables: dict[str, Any] = {}
         caps = hello.capabilities
@@ -148,7 +151,7 @@ def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook
             op, fields = request_for(step, variables)
             s0 = time.monotonic()
             try:
-                resp = backend.request(op, fields, deadline_s=step.timeout)
+                resp = session.request(op, fields, deadline_s=step.timeout)
             except InfrastructureError as exc:
                 status_error = str(exc)
                 steps.append(StepResult(step.id, ERROR, (f"infrastructure: {exc}",), time.monotonic() - s0))
@@ -161,14 +164,14 @@ def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook
             exp = step.expectation_for(caps.os)
             mism = check_observation(exp, obs, snapshot, f"{step.id}.")
             if exp.files:
-                states = backend.read_files(root, [f.path for f in exp.files])
+                states = session.read_files([f.path for f in exp.files])
                 for fc in exp.files:
                     mism.extend(check_file(fc, states[fc.path], "files"))
-            tree = backend.list_tree(root) if trees else None
+            tree = session.tree() if trees else None
             steps.append(StepResult(step.id, FAIL if mism else PASS, _render(mism), raw.duration_s,
                                     obs.to_json() if keep_observations else None, tree=tree))
         if not status_error and scenario.files:
-            states = backend.read_files(root, [f.path for f in scenario.files])
+            states = session.read_files([f.path for f in scenario.files])
             mism = []
             for fc in scenario.files:
                 mism.extend(check_file(fc, states[fc.path], "files"))
@@ -179,8 +182,8 @@ def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook
         status_error = str(exc)
         steps.append(StepResult("workspace" if root is None else "(harness)", ERROR, (f"infrastructure: {exc}",)))
     finally:
-        if root is not None and not status_error:
-            backend.drop_workspace(root)
+        if session is not None and not status_error:
+            session.close()
     duration = time.monotonic() - t0
     if status_error:
         return ScenarioResult(scenario.id, ERROR, steps=tuple(steps), message=f"infrastructure: {status_error}",

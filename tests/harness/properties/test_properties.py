@@ -14,9 +14,11 @@ import pytest
 from harness.cli import main
 from harness.corpus.loader import load_corpus
 from harness.corpus.shipped import resolve
+from harness.model.file_state import FileState
 from harness.properties.baseline import load_properties_baseline
 from harness.properties.cli import run_properties
-from harness.properties.runner import FAIL, NOT_APPLICABLE, PASS, PATCH_ABSENT
+from harness.properties.runner import FAIL, NOT_APPLICABLE, PASS, PATCH_ABSENT, Mismatch, _check_full_output
+from tests.support.docker import docker_engine, docker_image  # noqa: F401  (fixtures)
 from tests.support.pi import pi_impl
 
 EXAMPLES = 5
@@ -175,3 +177,28 @@ def test_a_bash_counterexample_shrinks_to_the_fewest_shortest_lines_and_is_print
     assert f"more lines not shown (the whole scenario is in {saved})" in shown
     assert main(["run", str(saved), "--impl", adapter], io.StringIO()) == 1
     assert main(["run", str(saved)], io.StringIO()) == 0  # the reference keeps the promised tail
+
+
+class _FakeSession:
+    """Stands in for a Session whose implementation wrote ``data`` to its full-output file."""
+
+    def __init__(self, data: bytes | None) -> None:
+        self.data = data
+
+    def read_files(self, paths: list[str]) -> dict[str, FileState]:
+        return {p: FileState(p, "file" if self.data is not None else "absent", 0o600, self.data) for p in paths}
+
+
+def test_the_full_output_check_reads_the_file_where_the_implementation_runs_and_fails_on_wrong_bytes() -> None:
+    details = {"fullOutputPath": "/tmp/toolproof-tmp-ab/pi-bash-0123456789abcdef.log"}
+    _check_full_output(_FakeSession(b"abc"), "step 1", details, b"abc")  # type: ignore[arg-type]
+    with pytest.raises(Mismatch, match="holds 2 bytes, expected the 3 bytes"):
+        _check_full_output(_FakeSession(b"ab"), "step 1", details, b"abc")  # type: ignore[arg-type]
+    with pytest.raises(Mismatch, match="is absent"):
+        _check_full_output(_FakeSession(None), "step 1", details, b"abc")  # type: ignore[arg-type]
+
+
+@pytest.mark.docker
+def test_on_docker_the_bash_invariant_checks_the_full_output_bytes_in_the_container(docker_image: str) -> None:  # noqa: F811
+    got = statuses("reference", backend="docker", only=["bash.tail-and-full-output"])
+    assert got == {"bash.tail-and-full-output": (PASS, "")}
