@@ -7,7 +7,6 @@ counts its invocations); live tests need a real PowerShell and skip without one.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.powershell import live_powershell
 from tools_impl.bash.powershell import (
     LANGUAGE_MODE_PROBES,
     Invocation,
@@ -319,24 +319,24 @@ def test_probe_of_missing_executable_is_undefined(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------ live PowerShell
 
-LIVE_PS = shutil.which("powershell") or shutil.which("pwsh")
-live = pytest.mark.skipif(LIVE_PS is None, reason="no PowerShell executable (pwsh/powershell) on PATH")
+@pytest.fixture
+def live_ps() -> str:
+    """A real PowerShell (skips without one; fails under TOOLPROOF_REQUIRE_PWSH=1)."""
+    return live_powershell()
 
 
-@live
-def test_live_probe_reports_a_language_mode(tmp_path: Path) -> None:
-    assert LIVE_PS is not None
-    mode = probe_language_mode(LIVE_PS, cwd=str(tmp_path), env=dict(os.environ))
+@pytest.mark.pwsh
+def test_live_probe_reports_a_language_mode(tmp_path: Path, live_ps: str) -> None:
+    mode = probe_language_mode(live_ps, cwd=str(tmp_path), env=dict(os.environ))
     assert mode in ("FullLanguage", "ConstrainedLanguage")
 
 
-@live
-def test_live_full_language_launcher_round_trips_utf8_and_enforces_requires(tmp_path: Path) -> None:
-    assert LIVE_PS is not None
+@pytest.mark.pwsh
+def test_live_full_language_launcher_round_trips_utf8_and_enforces_requires(tmp_path: Path, live_ps: str) -> None:
 
     def run(source: str) -> subprocess.CompletedProcess[bytes]:
         return subprocess.run(
-            [LIVE_PS, *PS_ARGS, full_language_launcher(NONCE)],
+            [live_ps, *PS_ARGS, full_language_launcher(NONCE)],
             input=source.encode("utf-8"),
             capture_output=True,
             cwd=tmp_path,
