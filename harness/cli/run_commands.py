@@ -22,7 +22,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     chosen = choose_run_baseline(args, shipped_gate)
     baseline = chosen.baseline
     run = run_scenarios(scenarios, args.backend, args.jobs, out, shard=args.shard or "",
-                        baseline=chosen.path, baseline_obj=baseline, impl=args.impl)
+                        baseline=chosen.path, baseline_obj=baseline, impl=args.impl,
+                        call_timeout=args.call_timeout)
     run = dataclasses.replace(run, info=dataclasses.replace(run.info, baseline_choice=chosen.choice))
     if baseline is not None:
         run = apply_baseline(run, baseline)

@@ -38,7 +38,6 @@ from harness.model.file_state import FILE_KINDS
 from harness.model.scenario import (
     CONDITION_NAMES,
     DEFAULT_NORMALIZERS,
-    DEFAULT_STEP_TIMEOUT_S,
     ENCODINGS,
     EOLS,
     ERROR_ONLY_KEYS,
@@ -286,9 +285,9 @@ def _step(r: YamlReader, node: Node, index: int, seen_ids: dict[str, int]) -> St
             args = a
         else:
             r.expected(pairs["args"][1], f"{field}.args", "a mapping")
-    timeout = DEFAULT_STEP_TIMEOUT_S
+    timeout: float | None = None
     if "timeout" in pairs:
-        timeout = r.number(pairs["timeout"][1], f"{field}.timeout", minimum=0) or DEFAULT_STEP_TIMEOUT_S
+        timeout = r.number(pairs["timeout"][1], f"{field}.timeout", minimum=0) or None
     when: dict[str, Any] = {}
     if "when" in pairs:
         when = dict(_requires(r, pairs["when"][1], f"{field}.when", WHEN_KEYS).items())

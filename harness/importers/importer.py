@@ -209,8 +209,6 @@ def _steps(planned: list[_Planned], *, setup: bool) -> list[dict[str, Any]]:
         for step, expect, setup_expect in zip(p.mapped.steps, p.expects, p.setup_expects, strict=True):
             sid = p.base_id if step.parts == 1 else f"{p.base_id}.{step.part}"
             doc: dict[str, Any] = {"id": f"setup-{sid}" if setup else sid, "tool": step.tool, "args": step.args}
-            if step.timeout is not None:
-                doc["timeout"] = step.timeout
             chosen = setup_expect if setup else expect
             if chosen:
                 doc["expect"] = chosen
