@@ -41,11 +41,9 @@ from harness.importers.workspace_files import (
 )
 from harness.model.results import EXIT_ERROR, EXIT_OK
 
-NO_WORKSPACE_MESSAGE = (
-    "import needs the starting workspace of the recorded session: pass --workspace-dir DIR (the "
-    "files as they were when the session started), --git REPO@REV (a commit holding them) or "
-    "--workspace-archive FILE (a tar of them). A replay from the wrong starting state is "
-    "meaningless: the recorded results would not follow from it."
+NO_WORKSPACE_NOTE = (
+    "no starting workspace given (--workspace-dir, --git, --workspace-archive): the start state is inferred from "
+    "the trace alone, and calls that need the rest of the repository are skipped"
 )
 TRACE_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
@@ -78,10 +76,12 @@ def register_cli(subparsers: Any) -> None:
                                           "Anthropic messages logs) into scenario files.")
     p.add_argument("traces", nargs="+", metavar="TRACE",
                    help="trace files (one session each) or directories of them (*.jsonl, *.json, *.ndjson)")
-    src = p.add_argument_group("starting workspace (one is required)")
+    src = p.add_argument_group("starting workspace (at most one; without one the start state is inferred from the "
+                               "trace alone)")
     src.add_argument("--workspace-dir", metavar="DIR", help="directory holding the files as the session started")
     src.add_argument("--git", metavar="REPO@REV", dest="git_source",
-                     help="git revision holding the files as the session started (REV alone: in the current directory)")
+                     help="git revision holding the files as the session started (REV alone: in the current "
+                          "directory); the replay workspace is a git repository (--git-init)")
     src.add_argument("--git-rev", metavar="REV", help="same as --git REPO@REV with --repo (default: .)")
     src.add_argument("--repo", default=".", metavar="DIR", help="repository of --git-rev (default: .)")
     src.add_argument("--workspace-archive", metavar="FILE", help="tar archive (.tar, .tar.gz, …) of the starting files")
@@ -126,14 +126,18 @@ def register_cli(subparsers: Any) -> None:
     p.set_defaults(func=cmd_import)
 
 
-def _workspace(args: argparse.Namespace) -> WorkspaceFiles:
+def _workspace(args: argparse.Namespace) -> WorkspaceFiles | None:
+    """The starting workspace the options name, or None (the start state is then inferred from
+    the trace alone). ``--git`` makes the replay workspace a git repository (``--git-init``)."""
     git = args.git_source or (f"{args.repo}@{args.git_rev}" if args.git_rev else None)
     given = [name for name, value in (("--workspace-dir", args.workspace_dir), ("--git", git),
                                       ("--workspace-archive", args.workspace_archive)) if value]
     if len(given) > 1:
         raise UsageError(f"pass only one of --workspace-dir, --git and --workspace-archive (got {', '.join(given)})")
     if not given:
-        raise UsageError(NO_WORKSPACE_MESSAGE)
+        return None
+    if git:
+        args.git = True
     excludes = tuple(args.exclude) if args.no_default_excludes else (*DEFAULT_EXCLUDES, *args.exclude)
     limits = WorkspaceLimits(max_file_bytes=args.max_file_bytes, max_total_bytes=args.max_total_bytes,
                              max_files=args.max_files, excludes=excludes)
@@ -174,10 +178,23 @@ def _summary(imp: SessionImport, files: dict[str, str], out: TextIO) -> None:
     s = imp.session
     targets = ", ".join(files.get(g.file_name, g.file_name) for g in imp.scenarios) or "no scenario"
     print(f"toolproof import: {s.path} ({s.format}, session {s.session_id}) → {targets}", file=out)
-    print(f"  calls: {imp.imported} imported as {imp.steps} step(s), {len(imp.skipped)} skipped"
-          + (f"; recorded root {imp.root}" if imp.root else ""), file=out)
+    print(f"  calls: {imp.recorded_calls} recorded, {imp.imported} imported as {imp.steps} step(s), "
+          f"{len(imp.skipped)} skipped" + (f"; recorded root {imp.root}" if imp.root else ""), file=out)
     for reason, count in imp.skip_counts():
         print(f"  skipped {count}× {reason}", file=out)
+    if imp.contained:
+        print(f"  {len(imp.contained)} shell step(s) run only in a container (--backend docker) and skip on a host "
+              "backend; they never run on the host:", file=out)
+        for line, why in imp.contained:
+            print(f"    trace line {line}: {why}", file=out)
+    for line, why in imp.platform_bound:
+        print(f"  platform-bound, trace line {line}: {why}", file=out)
+    out_of_band = sum(1 for r in imp.resyncs if r.cause == "out-of-band")
+    if imp.resyncs:
+        print(f"  {len(imp.resyncs)} resync step(s) ({out_of_band} out-of-band change(s)): the file as the recording "
+              "saw it next, where the replayed steps cannot produce it:", file=out)
+        for r in imp.resyncs:
+            print(f"    {r.reason}", file=out)
     for note in imp.notes:
         print(f"  note: {note}", file=out)
 
@@ -196,6 +213,9 @@ def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
         problems: list[str] = []
         passed_over: list[str] = []
         imports: list[SessionImport] = []
+        taken: set[str] = set()
+        if workspace is None:
+            print(f"toolproof import: {NO_WORKSPACE_NOTE}", file=out)
         for trace in traces:
             try:
                 session = read_trace(trace, args.format, skip_bad_lines=args.skip_bad_lines)
@@ -205,7 +225,7 @@ def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
                     continue
                 problems.extend(exc.problems)
                 continue
-            imports.append(build_session(session, workspace, opts))
+            imports.append(build_session(session, workspace, opts, taken))
         if problems:
             raise TraceError(problems)
         written = write_scenarios(imports, args.out, force=args.force)

@@ -123,6 +123,14 @@ def relativize(path: str, root: str | None) -> str:
     raise _Unmappable(f"path {path!r} is outside the workspace root {root}")
 
 
+def relativize_path_or_none(path: str, root: str | None) -> str | None:
+    """``relativize``, or None for a path outside the workspace."""
+    try:
+        return relativize(path, root)
+    except _Unmappable:
+        return None
+
+
 def relativize_command(command: str, root: str | None) -> str:
     """``command`` with the workspace root made relative (``ROOT/x`` → ``./x``, ``ROOT`` → ``.``):
     the replay's shell starts in the workspace root, as the recorded one did."""

@@ -149,6 +149,8 @@ class Requires:
     # does; published pi releases ignore it), e.g. a stand-in knob such as taskkill_standin_root
     profile_overlay: bool | None = None
     tools: tuple[str, ...] = ()
+    # a step's ``when`` only: programs that must be found on the replay host (``harness.run.programs``)
+    programs: tuple[str, ...] = ()
 
     def items(self) -> list[tuple[str, Any]]:
         out: list[tuple[str, Any]] = []

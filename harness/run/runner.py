@@ -25,6 +25,7 @@ from harness.model.scenario import Requires, Scenario, Step
 from harness.run.compare import Mismatch, SnapshotHook, check_file, check_observation
 from harness.run.deadlines import describe_unanswered, step_deadline
 from harness.run.normalise import context_for, find_task_ids, normalize_observation
+from harness.run.programs import missing_programs
 from harness.run.session import Session
 from harness.run.workspace_archive import build_archive
 
@@ -147,7 +148,8 @@ def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook
             if status_error:
                 steps.append(StepResult(step.id, SKIP, reason="not run: an earlier step hit an infrastructure error"))
                 continue
-            why = capability_mismatch(step.when.items(), caps)
+            why = capability_mismatch([(k, v) for k, v in step.when.items() if k != "programs"], caps) \
+                or missing_programs(session, step.when.get("programs", ()), caps, scenario.env)
             if why:
                 steps.append(StepResult(step.id, SKIP, reason=f"when: {why}"))
                 continue
