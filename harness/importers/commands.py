@@ -17,7 +17,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-SEPARATORS_RE = re.compile(r"\s*(?:&&|\|\||;|\||\n|&(?!>))\s*")
+SEPARATORS_RE = re.compile(r"\s*(?:&&|\|\||;|\||\n|(?<![<>])&(?![>&]))\s*")
 REDIRECT_RE = re.compile(r"^(?:\d*>>?|\d*<|&>|>&|\d*>&\d*)")
 WRAPPERS = ("sudo", "env", "time", "nohup", "nice", "command", "exec", "timeout", "xargs", "stdbuf")
 SHELL_WORDS = frozenset({
@@ -26,15 +26,15 @@ SHELL_WORDS = frozenset({
     "for", "do", "done", "while", "until", "case", "esac", "function", "trap", "wait", "umask", "ulimit",
     "declare", "let", "builtin", "hash", "jobs", "fg", "bg", "kill", "{", "}", "(", ")", "!", "in", "select",
 })
-# Programs every replay host has (the container image's bash, coreutils, procps, git, ripgrep,
-# python3): never checked before a step runs.
+# Programs every replay host has (the container image's bash, coreutils, procps, git, python3): never
+# checked before a step runs.
 BASE_PROGRAMS = frozenset({
     "sh", "bash", "cat", "ls", "head", "tail", "wc", "sort", "uniq", "cut", "tr", "tee", "grep", "egrep", "fgrep",
     "sed", "awk", "find", "xargs", "mkdir", "rmdir", "rm", "cp", "mv", "ln", "touch", "chmod", "chown", "stat",
     "dirname", "basename", "realpath", "readlink", "date", "sleep", "env", "printenv", "diff", "cmp", "comm",
     "paste", "join", "nl", "od", "seq", "yes", "expr", "tar", "gzip", "gunzip", "zcat", "du", "df", "which",
     "whoami", "id", "uname", "hostname", "md5sum", "sha256sum", "sha1sum", "base64", "split", "fold", "fmt",
-    "tac", "mktemp", "timeout", "nproc", "ps", "pgrep", "pkill", "git", "rg", "python3", "install", "truncate",
+    "tac", "mktemp", "timeout", "nproc", "ps", "pgrep", "pkill", "git", "python3", "install", "truncate",
     "shuf", "csplit", "pr", "numfmt", "sum", "cksum", "tsort", "ptx", "dd", "sync", "nohup", "nice", "stdbuf",
 })
 # (program, first argument or None for any) -> why it needs the network.

@@ -56,6 +56,9 @@ PLATFORM_CHOICES: tuple[str, ...] = ("auto", "any", "linux", "macos", "windows")
 SURFACE_CHOICES: tuple[str, ...] = ("auto", "claude-code", "pi", "minimax", "other")
 BASH_NAMES = ("bash", "execute_bash", "shell", "local_shell", "shell_command", "exec_command", "run_shell_command",
               "execute_command", "run_terminal_cmd", "run_in_terminal", "run_terminal_command")
+# A replayed `git commit` needs an identity; the replay's HOME is fresh, so the scenario names one.
+GIT_IDENTITY = {"GIT_AUTHOR_NAME": "toolproof replay", "GIT_AUTHOR_EMAIL": "replay@toolproof.invalid",
+                "GIT_COMMITTER_NAME": "toolproof replay", "GIT_COMMITTER_EMAIL": "replay@toolproof.invalid"}
 NO_WORKSPACE = WorkspaceFiles(entries=(), source="no workspace (the start state is inferred from the trace)")
 SIBLING_REASON = ("cancelled by Claude Code because a parallel call of the same turn failed "
                   "(\"Sibling tool call errored\"); it never ran")
@@ -549,6 +552,8 @@ def build_session(session: RecordedSession, workspace: WorkspaceFiles | None, op
     if opts.split and len(per_call) > opts.split:
         chunks = [per_call[i:i + opts.split] for i in range(0, len(per_call), opts.split)]
     base_doc: dict[str, Any] = {}
+    if opts.git:
+        base_doc["env"] = dict(GIT_IDENTITY)
     if opts.surface != "minimax":
         base_doc["surface"] = opts.surface
         base_doc["profile"] = dict(PI_PROFILE)

@@ -89,6 +89,7 @@ class Obs:
     fragments: tuple[str, ...] = ()
     unique: bool = True
     is_dir: bool = False
+    weak: bool = False  # a receipt (Claude Code's originalFile): the start state, or a resync's source, never a check
 
 
 def _strip_read_text(text: str) -> tuple[str, bool]:
@@ -208,7 +209,7 @@ def edit_observations(step: MappedStep, result: RecordedResult, line: int) -> li
     obs = [Obs(path, "contains", line, fragments=olds, unique=unique)]
     rec = result.structured or {}
     if step.part == 1 and isinstance(rec.get("originalFile"), str):
-        obs.insert(0, Obs(path, "exact", line, text=rec["originalFile"]))
+        obs.insert(0, Obs(path, "exact", line, text=rec["originalFile"], weak=True))
     elif step.part == 1 and isinstance(rec.get("diff"), str):
         obs[:0] = _numbered_runs(_pi_diff_lines(rec["diff"]), path, line)
     elif step.part == 1 and rec.get("structuredPatch"):
@@ -583,7 +584,10 @@ def _simulate(views: list[CallView], facts: dict[tuple[int, int], CommandFacts |
         for s in c.steps:
             f = facts[(c.index, s.part)]
             obs = observations(s, c.result, root, c.line, c.numbered, f)
+            receipts = {o.path: o.text for o in obs if o.weak}
             for o in obs:
+                if o.weak:
+                    continue
                 cur = replay.get(o.path, ABSENT)
                 rec = recorded.get(o.path, ABSENT)
                 if cur is OPAQUE and o.kind == "exact":
@@ -594,7 +598,7 @@ def _simulate(views: list[CallView], facts: dict[tuple[int, int], CommandFacts |
                 if not consistent(cur, o):
                     if not imported and o.kind == "contains":
                         continue
-                    target = _resync_target(o, rec, history.get(o.path, []))
+                    target = _resync_target(o, rec, history.get(o.path, []), receipts.get(o.path))
                     if target is None:
                         if imported:
                             result.dropped[c.index] = (f"the file {o.path} before this call is not known: it changed "
@@ -651,11 +655,15 @@ def _simulate(views: list[CallView], facts: dict[tuple[int, int], CommandFacts |
             result.read_before_edit[p] = seen
 
 
-def _resync_target(obs: Obs, recorded: State, history: list[tuple[int, State]]) -> State | None:
+def _resync_target(obs: Obs, recorded: State, history: list[tuple[int, State]], receipt: str | None = None
+                   ) -> State | None:
     """The file as the recording saw it at ``obs``: the recorded model patched with what it shows;
-    for an edit's old text, the recorded model or the latest earlier version holding it."""
+    for an edit's old text, the edit's own receipt of the file (Claude Code's ``originalFile``), the
+    recorded model, or the latest earlier version holding it."""
     if obs.kind != "contains":
         return patched(recorded, obs)
+    if receipt is not None and consistent(receipt, obs):
+        return receipt
     if consistent(recorded, obs):
         return recorded
     for _, version in reversed(history):
