@@ -17,7 +17,6 @@ import re
 import shlex
 from dataclasses import dataclass
 
-SEPARATORS_RE = re.compile(r"\s*(?:&&|\|\||;|\||\n|(?<![<>])&(?![>&]))\s*")
 REDIRECT_RE = re.compile(r"^(?:\d*>>?|\d*<|&>|>&|\d*>&\d*)")
 WRAPPERS = ("sudo", "env", "time", "nohup", "nice", "command", "exec", "timeout", "xargs", "stdbuf")
 SHELL_WORDS = frozenset({
@@ -25,6 +24,7 @@ SHELL_WORDS = frozenset({
     "source", ".", "alias", "read", "eval", "type", "shift", "local", "return", "if", "then", "else", "elif", "fi",
     "for", "do", "done", "while", "until", "case", "esac", "function", "trap", "wait", "umask", "ulimit",
     "declare", "let", "builtin", "hash", "jobs", "fg", "bg", "kill", "{", "}", "(", ")", "!", "in", "select",
+    ":", "break", "continue", "getopts",
 })
 # Programs every replay host has (the container image's bash, coreutils, procps, git, python3): never
 # checked before a step runs.
@@ -98,14 +98,54 @@ PATHLIKE_RE = re.compile(r"^[\w.@+~-][\w./@+~-]*$")
 SED_RANGE_RE = re.compile(r"^(\d+)(?:,(\d+|\$))?p$")
 
 
+def _pieces(command: str) -> list[str] | None:
+    """``command`` cut at the separators outside quotes (``;``, ``&&``, ``||``, ``|``, ``&``, newlines);
+    None when a quote is not closed."""
+    out: list[str] = []
+    cur: list[str] = []
+    quote = ""
+    i, n = 0, len(command)
+    while i < n:
+        ch = command[i]
+        if quote:
+            cur.append(ch)
+            if ch == "\\" and quote == '"' and i + 1 < n:
+                cur.append(command[i + 1])
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+            cur.append(ch)
+        elif ch == "\\" and i + 1 < n:
+            cur.extend((ch, command[i + 1]))
+            i += 1
+        elif ch in ";\n" or (ch == "&" and command[i - 1:i] not in ("<", ">") and command[i + 1:i + 2] != ">") \
+                or ch == "|":
+            if ch in "&|" and command[i + 1:i + 2] == ch:
+                i += 1
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    if quote:
+        return None
+    out.append("".join(cur))
+    return out
+
+
 def split_commands(command: str) -> list[list[str]] | None:
     """The simple commands of ``command``, each as its words (assignments, redirections and
     wrappers dropped, the program first); None when the command cannot be split (unbalanced
     quotes, here-documents, substitutions the lexer cannot follow)."""
-    if "<<" in command or "`" in command:
+    if "<<" in command or "`" in command or "$(" in command:
+        return None
+    pieces = _pieces(command)
+    if pieces is None:
         return None
     out: list[list[str]] = []
-    for part in SEPARATORS_RE.split(command):
+    for part in pieces:
         part = part.strip().lstrip("(").rstrip(")").strip()
         if not part:
             continue

@@ -488,8 +488,8 @@ def _scenario_id(session: RecordedSession, opts: ImportOptions, taken: set[str])
     """``<prefix>/<session slug>``, made unique among ``taken`` (two traces may share a session id
     or slug): the trace file's name is added, then a number."""
     sid = slug(session.session_id) or slug(Path(session.path).stem) or "session"
-    candidates = [sid, f"{sid}-{slug(Path(session.path).stem)}".rstrip("-")]
-    candidates += [f"{sid}-{k}" for k in range(2, 1000)]
+    stem = slug(Path(session.path).stem)
+    candidates = [sid, *([f"{sid}-{stem}"] if stem and stem != sid else []), *(f"{sid}-{k}" for k in range(2, 1000))]
     for c in candidates:
         if f"{opts.id_prefix}/{c}" not in taken and not any(t.startswith(f"{opts.id_prefix}/{c}-part") for t in taken):
             taken.add(f"{opts.id_prefix}/{c}")

@@ -51,6 +51,7 @@ SELF_CONTAINED_PROGRAMS = frozenset({
     "nl", "md5sum", "sha256sum", "sha1sum", "base64", "tac", "rev", "echo", "printf", "test", "[", "true", "false",
     "pwd", "cd", "sh", "bash", "python3", "node", "stat", "file", "touch", "mkdir", "cp", "mv", "rm", "chmod", "ls",
     "date", "sleep", "seq", "expr", "od", "basename", "dirname", "realpath", "tee", "paste", "comm", "fold",
+    "exit", ":", "[[",
 })
 RECURSIVE_FLAGS_RE = re.compile(r"^-[a-zA-Z]*[rR][a-zA-Z]*$|^--recursive$")
 FILE_WORD_RE = re.compile(r"^(?:\.{0,2}/)?[\w@+-][\w.@+/-]*\.[A-Za-z0-9]{1,8}$|^[\w.-]+/[\w./@+-]+$")
@@ -473,11 +474,12 @@ def infer(calls: Iterable[CallView], repo: dict[str, State], root: str | None, *
             continue
         for s in c.steps:
             f = facts[(c.index, s.part)]
+            seen = observations(s, c.result, root, c.line, c.numbered, f)
             if c.imported and not with_repository:
-                why = _needs_repository(s, f, set(knowledge) | created, c.result)
+                why = _needs_repository(s, f, set(knowledge) | created | {o.path for o in seen}, c.result)
                 if why:
                     result.dropped.setdefault(c.index, why)
-            for o in observations(s, c.result, root, c.line, c.numbered, f):
+            for o in seen:
                 k = knowledge.setdefault(o.path, _Knowledge())
                 if k.open and not _conflicts(k.obs, o):
                     k.obs.append(o)
@@ -552,11 +554,19 @@ def _needs_repository(step: MappedStep, facts: CommandFacts | None, known: set[s
     for w in parts:
         if RECURSIVE_FLAGS_RE.match(w):
             return "needs the repository: a recursive command over the project"
-    for w in parts[1:]:
-        word = w[2:] if w.startswith("./") else w
-        if FILE_WORD_RE.match(word) and word not in known and not any(k.startswith(word.rstrip("/") + "/")
-                                                                     for k in known):
-            return f"needs the repository: {word} is not shown in the recording"
+    for cmd in facts.commands:
+        prog = cmd[0].rsplit("/", 1)[-1]
+        if prog.startswith("python") and "-m" in cmd:
+            return f"needs the repository: {' '.join(cmd[:3])} runs a module of the project"
+        # an existence test that failed in the recording fails alike without the file
+        absent_ok = prog in ("test", "[") and result.is_error
+        for w in cmd[1:]:
+            word = w[2:] if w.startswith("./") else w
+            if absent_ok or (cmd[cmd.index(w) - 1] == "-c" and prog.startswith("python")):
+                continue
+            if FILE_WORD_RE.match(word) and word not in known and not any(k.startswith(word.rstrip("/") + "/")
+                                                                         for k in known):
+                return f"needs the repository: {word} is not shown in the recording"
     if any(prog == "ls" for prog in from_split):
         return "needs the repository: ls lists the project's files"
     return ""
