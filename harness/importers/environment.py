@@ -32,8 +32,8 @@ from harness.importers.trace import RecordedResult
 CONTAINED: dict[str, Any] = {"isolation": "container"}
 COMMAND_ABORTED_RE = re.compile(r"Command aborted\s*\Z")
 NOT_FOUND_RES: tuple[re.Pattern[str], ...] = (
-    re.compile(r"(?:^|\n)(?:\S+: )?(?:line \d+: )?([\w.+-]+): command not found"),
-    re.compile(r"command not found: ([\w.+-]+)"),
+    re.compile(r"command not found: ([\w.+-]+)"),  # zsh
+    re.compile(r"(?:^|\n)(?:\S+: )?(?:line \d+: )?([\w.+-]+): command not found"),  # bash, sh
     re.compile(r"'([\w.+-]+)' is not recognized as an internal or external command"),
 )
 EXIT_COMMAND_NOT_FOUND = 127

@@ -55,6 +55,7 @@ SELF_CONTAINED_PROGRAMS = frozenset({
 })
 RECURSIVE_FLAGS_RE = re.compile(r"^-[a-zA-Z]*[rR][a-zA-Z]*$|^--recursive$")
 FILE_WORD_RE = re.compile(r"^(?:\.{0,2}/)?[\w@+-][\w.@+/-]*\.[A-Za-z0-9]{1,8}$|^[\w.-]+/[\w./@+-]+$")
+SED_SCRIPT_RE = re.compile(r"^[0-9,$]*[sy]/.*/.*/[a-zA-Z0-9]*$")
 
 
 class _Marker:
@@ -564,7 +565,8 @@ def _needs_repository(step: MappedStep, facts: CommandFacts | None, known: set[s
             word = w[2:] if w.startswith("./") else w
             if absent_ok or (cmd[cmd.index(w) - 1] == "-c" and prog.startswith("python")):
                 continue
-            if FILE_WORD_RE.match(word) and word not in known and not any(k.startswith(word.rstrip("/") + "/")
+            if FILE_WORD_RE.match(word) and not SED_SCRIPT_RE.match(word) and word not in known \
+                    and not any(k.startswith(word.rstrip("/") + "/")
                                                                          for k in known):
                 return f"needs the repository: {word} is not shown in the recording"
     if any(prog == "ls" for prog in from_split):
