@@ -5,6 +5,7 @@ inferred from the trace, resyncs, and the shell commands refused, contained or c
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -329,3 +330,21 @@ def test_the_report_is_written_as_json_and_markdown(tmp_path: Path) -> None:
     assert "| trace | recorded | imported | green | resynced | skipped (import + replay) | real differences |" in text
     assert json.dumps(data)  # parsed from the --report-json file
     assert data["totals"]["recorded_calls"] == 19
+
+
+def test_running_imported_scenarios_on_this_host_says_what_stays_in_the_container(tmp_path: Path) -> None:
+    """Issue 21 item 5: ``toolproof run`` of imported scenarios on a host backend says so, and the
+    contained step (``touch ~/…``) is skipped with its reason, not run."""
+    out_dir = tmp_path / "o"
+    assert toolproof_main(["import", str(BY_NAME["pi-release-quotes"].trace), "--out", str(out_dir),
+                           "--surface", "pi"]) == 0
+    out = io.StringIO()
+    code = toolproof_main(["run", str(out_dir), "--json", str(tmp_path / "r.json")], out=out)
+    assert code == 0, out.getvalue()
+    assert ("toolproof: 1 imported scenario(s) replay recorded shell commands on this host (backend local); their "
+            "steps that reach outside the workspace skip here and run only in a container (--backend docker)"
+            in out.getvalue().splitlines())
+    steps = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["scenarios"][0]["steps"]
+    touch = next(s for s in steps if s["id"] == "toolu-01bi")
+    assert (touch["status"], touch["reason"]) == ("skip", "when: requires isolation=container; the backend has "
+                                                          "isolation=none")
