@@ -166,11 +166,13 @@ def reports_json(reports: list[TraceReport]) -> str:
 def _totals(reports: list[TraceReport]) -> dict[str, Any]:
     steps = sum(len(r.calls()) for r in reports)
     green = sum(r.count("green") for r in reports)
+    ran = steps - sum(r.count("skipped") + r.count("environment") for r in reports)
     return {"recorded_calls": sum(r.recorded_calls for r in reports),
             "imported_calls": sum(r.imported_calls for r in reports),
             "skipped_at_import": sum(len(r.skipped_at_import) for r in reports),
             "imported_steps": steps, "green": green,
             "green_share": round(green / steps, 4) if steps else 1.0,
+            "green_share_of_steps_that_ran": round(green / ran, 4) if ran else 1.0,
             "resyncs": sum(len(r.resyncs()) for r in reports),
             "skipped_at_replay": sum(r.count("skipped") + r.count("environment") for r in reports),
             "real_differences": sum(r.count("difference") for r in reports),
@@ -186,7 +188,8 @@ def reports_markdown(reports: list[TraceReport]) -> str:
     lines = ["## toolproof replay report", "",
              f"{t['recorded_calls']} recorded call(s): {t['imported_calls']} imported as {t['imported_steps']} step(s), "
              f"{t['skipped_at_import']} skipped at import; on the replay {t['green']} green "
-             f"({100 * t['green_share']:.1f} %), {t['skipped_at_replay']} skipped, **{t['real_differences']} real "
+             f"({100 * t['green_share']:.1f} % of the imported steps, {100 * t['green_share_of_steps_that_ran']:.1f} % "
+             f"of those that ran), {t['skipped_at_replay']} skipped, **{t['real_differences']} real "
              f"difference(s)**, {t['errors']} error(s); {t['resyncs']} resync step(s).", "",
              "| trace | recorded | imported | green | resynced | skipped (import + replay) | real differences |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
