@@ -303,7 +303,7 @@ class StepOrigin:
     when: tuple[tuple[str, Any], ...] = ()
 
 
-def _resync_doc(k: int, r: Resync, opts: ImportOptions) -> dict[str, Any]:
+def _resync_doc(k: int, r: Resync) -> dict[str, Any]:
     if r.content is None:
         step: dict[str, Any] = {"id": f"resync-{k}", "tool": "bash", "args": {"command": f"rm -f -- {shlex.quote(r.path)}"}}
     else:
@@ -313,7 +313,7 @@ def _resync_doc(k: int, r: Resync, opts: ImportOptions) -> dict[str, Any]:
     return step
 
 
-def _call_docs(plans: list[_CallPlan], resyncs: list[Resync], opts: ImportOptions
+def _call_docs(plans: list[_CallPlan], resyncs: list[Resync]
                ) -> tuple[list[list[tuple[dict[str, Any], dict[str, Any], StepOrigin]]], list[Resync]]:
     """Per imported call, its step documents (normal, setup form, origin) with the resyncs that
     go before them; returns those and the resyncs that were placed."""
@@ -329,7 +329,7 @@ def _call_docs(plans: list[_CallPlan], resyncs: list[Resync], opts: ImportOption
             while pending and (pending[0].index, pending[0].part) <= (plan.n, step.part):
                 r = pending.pop(0)
                 k += 1
-                doc = _resync_doc(k, r, opts)
+                doc = _resync_doc(k, r)
                 placed.append(r)
                 docs.append((doc, doc, StepOrigin(doc["id"], "resync", plan.call.line, doc["tool"], r.path, r.cause,
                                                   r.reason)))
@@ -540,7 +540,7 @@ def build_session(session: RecordedSession, workspace: WorkspaceFiles | None, op
     notes.extend(_workspace_notes(inference, workspace))
     if opts.platform == "any" and session.platform.os and session.platform.os != REPLAY_OS:
         notes.append(f"recorded on {session.platform.os}; --platform any: every step runs on any platform")
-    per_call, placed = _call_docs(plans, inference.resyncs, opts)
+    per_call, placed = _call_docs(plans, inference.resyncs)
     contained = tuple((p.call.line, p.contained) for p in imported_plans if p.contained)
     platform_bound = tuple((p.call.line, p.platform) for p in imported_plans if p.platform)
     extra = [f"runs only in a container (trace line {line}): {why}" for line, why in contained]

@@ -415,7 +415,6 @@ class Inference:
     provenance: list[Provenance] = field(default_factory=list)
     resyncs: list[Resync] = field(default_factory=list)
     dropped: dict[int, str] = field(default_factory=dict)
-    read_before_edit: dict[str, str] = field(default_factory=dict)  # path -> content read before its first change
 
 
 @dataclass
@@ -588,7 +587,6 @@ def _simulate(views: list[CallView], facts: dict[tuple[int, int], CommandFacts |
     history: dict[str, list[tuple[int, State]]] = {p: [(0, s)] for p, s in replay.items()}
     last_seen: dict[str, int] = {}
     maybe_changed: dict[str, tuple[str, str]] = {}  # path -> (cause, reason) of a change not modelled
-    changed_once: set[str] = set()
     for c in views:
         if c.result is None:
             continue
@@ -645,7 +643,6 @@ def _simulate(views: list[CallView], facts: dict[tuple[int, int], CommandFacts |
             for model in (replay, recorded) if imported else (recorded,):
                 _apply(s, model)
             for p in _effect_paths(s):
-                changed_once.add(p)
                 last_seen[p] = c.line
                 history.setdefault(p, []).append((c.line, recorded.get(p, ABSENT)))
                 if not imported:
@@ -655,16 +652,12 @@ def _simulate(views: list[CallView], facts: dict[tuple[int, int], CommandFacts |
                 touched = set(replay) | set(recorded) if f.broad_mutation else \
                     mentioned_paths(f, set(replay) | set(recorded))
                 for p in touched:
-                    changed_once.add(p)
                     if imported:
                         maybe_changed[p] = ("unmodelled-command", f"after the shell command at trace line {c.line} "
                                                                   "(its effect on files is not modelled)")
                     else:
                         maybe_changed[p] = ("skipped-call", f"after the call at trace line {c.line}, which is not "
                                                             f"replayed ({c.skip or 'skipped'})")
-    for p, seen in result.start.items():
-        if isinstance(seen, str):
-            result.read_before_edit[p] = seen
 
 
 def _resync_target(obs: Obs, recorded: State, history: list[tuple[int, State]], receipt: str | None = None

@@ -68,11 +68,6 @@ class TraceReport:
     def count(self, category: str) -> int:
         return sum(1 for s in self.calls() if s.category == category)
 
-    @property
-    def green_share(self) -> float:
-        calls = self.calls()
-        return self.count("green") / len(calls) if calls else 1.0
-
     def to_json(self) -> dict[str, Any]:
         by_reason: dict[str, int] = {}
         for skip in self.skipped_at_import:
