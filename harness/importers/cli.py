@@ -65,6 +65,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text}")
+    return value
+
+
 def _tool_mapping(text: str) -> tuple[str, str]:
     name, sep, tool = text.partition("=")
     if not sep or not name or not tool:
@@ -142,7 +152,7 @@ def register_cli(subparsers: Any) -> None:
     rep.add_argument("--impl", default=DEFAULT_IMPL, metavar="IMPL", help="implementation to replay on (default: "
                                                                           "reference)")
     rep.add_argument("--jobs", type=_positive, default=1, metavar="N", help="parallel scenarios (default: 1)")
-    rep.add_argument("--call-timeout", type=float, default=None, metavar="S",
+    rep.add_argument("--call-timeout", type=_seconds, default=None, metavar="S",
                      help=f"deadline of a call other than bash (default: {DEFAULT_CALL_TIMEOUT_S:g})")
     rep.add_argument("--report-json", metavar="F", help="write the replay report as JSON")
     rep.add_argument("--report-markdown", metavar="F", help="write the replay report as Markdown")
