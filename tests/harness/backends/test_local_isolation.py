@@ -61,7 +61,17 @@ def test_an_imported_rm_of_a_home_file_replayed_on_local_leaves_the_real_home_un
     scenarios = load_corpus([out_dir])
     assert [s.args["command"] for s in scenarios[0].steps] == [
         "rm ~/x; echo rm=$?", "mkdir -p ~/.x && touch ~/.x/made; ls -A ~"]
+    # the import contains them (issue 21 item 5): they run only in a container and skip here
+    assert [s.when for s in scenarios[0].steps] == [{"isolation": "container"}] * 2
     run = Runner(LocalBackend, backend_label="local").run(scenarios)
+    assert [s.reason for s in run.scenarios[0].steps] == [
+        "when: requires isolation=container; the backend has isolation=none"] * 2
+    assert (real_home / "x").read_text() == "precious\n"
+    # and were they run on the host anyway, the scenario's fresh HOME would take them
+    bare = parse_scenario_text("id: local/bare\nsteps:\n" + "".join(
+        f"  - tool: bash\n    args: {{command: {json.dumps(s.args['command'])}}}\n" for s in scenarios[0].steps),
+        str(tmp_path / "bare.yaml"))
+    run = Runner(LocalBackend, backend_label="local").run([bare])
     assert run.scenarios[0].status == PASS, run.scenarios[0].failure_text
     assert (real_home / "x").read_text() == "precious\n"
     assert sorted(p.name for p in real_home.iterdir()) == ["x"]
