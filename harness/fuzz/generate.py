@@ -18,7 +18,6 @@ import json
 import random
 import unicodedata
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, Literal
 from urllib.parse import quote
 
@@ -438,19 +437,3 @@ def generate(seed: int, index: int, tools: tuple[str, ...] = TOOLS) -> Case:
     extra = sorted({t for t in g.tags if t.startswith(("path:", "old:"))} - {"path:plain"})
     label = "+".join([tag, *extra, *(["malformed"] if malformed else [])])
     return Case(tool, args, tuple(dict(files).items()), tuple(dirs), label, index)
-
-
-def to_surface(case: Case, surface: str) -> Case:
-    """A pi-surface case expressed for the minimax surface (edit's file_path/old_string/new_string)."""
-    if surface != "minimax" or case.tool != "edit" or not isinstance(case.args, dict):
-        return case
-    args = dict(case.args)
-    edits = args.pop("edits", None)
-    first = edits[0] if isinstance(edits, list) and edits and isinstance(edits[0], dict) else {}
-    out: dict[str, Any] = {"file_path": args.pop("path", None)}
-    out["old_string"] = first.get("oldText")
-    out["new_string"] = first.get("newText")
-    out.update({k: v for k, v in args.items() if k not in ("oldText", "newText")})
-    out = {k: v for k, v in out.items() if v is not None}
-
-    return replace(case, args=out)

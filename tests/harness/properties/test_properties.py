@@ -171,7 +171,7 @@ def test_a_bash_counterexample_shrinks_to_the_fewest_shortest_lines_and_is_print
     scenario = saved.read_text(encoding="utf-8")
     # the output is made by the command: the smallest past the 2000-line limit, one-character lines
     assert "command: printf %s \"$(seq -f '%.0fa' 1 2001)\"\n" in scenario
-    assert "workspace:\n  files: []\n" in scenario
+    assert "\nworkspace:" not in scenario  # no files: the scenario starts from an empty workspace
     shown = text.split("shrunk counterexample as a scenario:\n", 1)[1].split("\ntoolproof: wrote", 1)[0]
     assert len(shown.splitlines()) <= 45, shown
     assert f"more lines not shown (the whole scenario is in {saved})" in shown
