@@ -23,6 +23,8 @@ from harness.errors import InfrastructureError, UsageError
 
 PI_ADAPTER_REL = Path("adapters") / "pi"
 IMPL_CHOICES = "reference | upstream | pi@VERSION | cmd:COMMAND"
+# the pi tools the local pi driver offers: the four the corpus calls and pi's own grep and find
+PI_TOOLS = "read,write,edit,bash,grep,find"
 VERSION_RE = re.compile(r"^v?\d+\.\d+\.\d+$")
 
 
@@ -165,7 +167,7 @@ def local_argv(impl: Implementation) -> list[str]:
         return [sys.executable, "-m", "tools_impl.server", "--upstream"]
     if impl.kind == "pi":
         pi = install_pi(impl.version)
-        return [pi.node, str(pi_driver()), "--pi-dir", str(pi.directory)]
+        return [pi.node, str(pi_driver()), "--pi-dir", str(pi.directory), "--tools", PI_TOOLS]
     return impl.command_argv()
 
 

@@ -11,9 +11,9 @@ from typing import Any, TextIO
 
 from harness.corpus.scenario_writer import dump_scenario
 from harness.errors import UsageError
+from harness.fuzz.cases import TOOLS
 from harness.fuzz.differential import Disagreement, DisagreementClass, FuzzReport, run_fuzz
 from harness.fuzz.execute import Observed
-from harness.fuzz.generate import TOOLS
 from harness.fuzz.impls import IMPL_HELP, resolve_impl
 from harness.model.results import EXIT_FAIL, EXIT_OK
 from harness.report.writers import write_output

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.backends.base import Backend
+from harness.fuzz.cases import TOOLS, generate
 from harness.fuzz.execute import NO_ANSWER, Case, Observed, differences, disagreement_scenario, execute
-from harness.fuzz.generate import TOOLS, generate
 from harness.fuzz.impls import Impl
 from harness.model.scenario import Scenario
 
