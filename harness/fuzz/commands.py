@@ -68,7 +68,7 @@ class Composer:
         self.kinds: list[str] = []
         self.files: list[tuple[str, bytes]] = []
         self.env: dict[str, str] = {}
-        self.stream = "out"  # where the last write went: out | err
+        self.stream = "err" if g.r.random() < 0.3 else "out"  # where the last write went
         self.merged = False
         self.ended = False  # the shell exits at this point (exit, a fatal signal)
 
@@ -82,7 +82,8 @@ class Composer:
         r = self.r
         kind = r.choices(("print", "partial", "cat", "lines", "env", "stdin", "merge", "status", "late"),
                          (30, 10, 10, 10, 10, 6, 5, 12, 4))[0]
-        stream = "err" if r.random() < 0.3 else "out"
+        # the stream stays mostly the same from piece to piece: each switch costs a pause
+        stream = self.stream if r.random() < 0.8 else ("err" if self.stream == "out" else "out")
         if kind == "print":
             data, sub = _text_bytes(self.g)
             self.write("printf " + _printf_escapes(data + b"\n"), stream)
@@ -179,17 +180,17 @@ def gen_bash(g: Gen) -> tuple[Any, list[tuple[str, bytes]], str, dict[str, Any]]
     extra: dict[str, Any] = {"env": sorted(c.env.items())}
     args: dict[str, Any] = {"command": g.string_arg(lambda: command)}
     roll = r.random()
-    if roll < 0.08:  # a real short timeout on a command that runs well past it
-        timeout = r.choice((1, 2))
+    if roll < 0.03:  # a real short timeout on a command that runs well past it
+        timeout = 1
         args["command"] = f"{command}; sleep {timeout + 3}; echo after"
         args["timeout"] = timeout
         c.kinds.append("timeout-fires")
         extra["deadline_s"] = 30.0
-    elif roll < 0.16:  # a short timeout the command ends well before (no sleep piece runs long)
+    elif roll < 0.1:  # a short timeout the command ends well before (no sleep piece runs long)
         if "late-slow" not in c.kinds:
             args["timeout"] = r.choice((2, 3))
             c.kinds.append("timeout-idle")
-    elif roll < 0.3:
+    elif roll < 0.25:
         present, timeout = g.number_arg(lambda: r.choice((30, 60, 10.5)))
         if present:
             args["timeout"] = timeout if not _racy(timeout) else r.choice((30, "30", " 30 "))

@@ -20,6 +20,7 @@ from harness.fuzz.cases import TOOLS, generate
 from harness.fuzz.execute import NO_ANSWER, Case, Observed, differences, disagreement_scenario, execute
 from harness.fuzz.impls import Impl
 from harness.model.scenario import Scenario
+from harness.run.workspace_archive import build_archive
 
 JsonObj = dict[str, Any]
 SHRINK_BUDGET = 40  # candidate cases tried per class
@@ -137,6 +138,8 @@ class Pair:
 
     def run(self, case: Case) -> tuple[Observed, Observed]:
         sa, sb = self.scenarios(case)
+        if case.git:  # one git repository for both sides (build_archive keeps it for this second)
+            build_archive(sa.workspace)
         fa = self.pool.submit(execute, self.backend_a, sa)
         fb = self.pool.submit(execute, self.backend_b, sb)
         return fa.result(), fb.result()
@@ -233,9 +236,10 @@ def run_fuzz(a: Impl, b: Impl, n: int, seed: int, *, tools: tuple[str, ...] = TO
     """Run cases ``0..n-1`` of ``seed`` (or the ``only`` indexes) on ``jobs`` pairs of backends.
     Results are folded in case order, so the report does not depend on ``jobs``."""
     report = FuzzReport(a.label, b.label, seed, n, per_tool={t: [0, 0] for t in tools})
-    t0 = time.monotonic()
+    started = time.monotonic()
     indexes = list(only) if only is not None else list(range(n))
     pairs = [Pair(a, b) for _ in range(max(1, jobs))]
+    t0 = time.monotonic()  # the rate counts from here: the implementations have started
     free: queue.Queue[Pair] = queue.Queue()
     for p in pairs:
         free.put(p)
@@ -274,5 +278,5 @@ def run_fuzz(a: Impl, b: Impl, n: int, seed: int, *, tools: tuple[str, ...] = TO
     finally:
         for p in pairs:
             p.close()
-        report.seconds = time.monotonic() - t0
+        report.seconds = time.monotonic() - started
     return report

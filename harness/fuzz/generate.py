@@ -123,8 +123,10 @@ class Gen:
                          (self.word(cls) + " ") * r.randint(6000, 12000))
         if shape == "big":
             filler = self.line(cls) or "filler"
-            while sum(len(x.encode()) + 1 for x in lines) < 52_000:
+            size = sum(len(x.encode("utf-8", "surrogatepass")) + 1 for x in lines)
+            while size < 52_000:
                 lines.append(filler + " " + str(len(lines)))
+                size += len(lines[-1].encode("utf-8", "surrogatepass")) + 1
         if shape == "trailing-ws":
             lines = [x + r.choice(("", " ", "  ", "\t")) for x in lines]
         text = "\n".join(lines)

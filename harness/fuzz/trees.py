@@ -82,7 +82,7 @@ def make_tree(g: Gen) -> tuple[list[tuple[str, bytes]], list[str], list[tuple[st
     if r.random() < 0.1:
         tags.append("ignore-file")
         files[".ignore"] = (r.choice(GITIGNORE_LINES) + "\n").encode()
-    git = r.random() < 0.35
+    git = r.random() < 0.25
     if git:
         tags.append("git")
     links: list[tuple[str, str]] = []
