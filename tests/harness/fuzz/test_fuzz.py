@@ -12,10 +12,10 @@ import pytest
 
 from harness.backends.cmd import CmdBackend
 from harness.cli import main
+from harness.cli.fuzz_commands import change_groups
 from harness.corpus.loader import load_corpus
 from harness.errors import UsageError
 from harness.fuzz.cases import generate
-from harness.fuzz.cli import change_groups
 from harness.fuzz.differential import Disagreement, DisagreementClass, class_key, run_fuzz
 from harness.fuzz.execute import NO_ANSWER, Case, Observed, differences, execute, to_surface
 from harness.fuzz.impls import resolve_impl

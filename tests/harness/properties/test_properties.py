@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.cli.properties_commands import run_properties
 from harness.corpus.loader import load_corpus
-from harness.corpus.shipped import resolve
+from harness.install.shipped import resolve
 from harness.model.file_state import FileState
 from harness.properties.baseline import load_properties_baseline
-from harness.properties.cli import run_properties
 from harness.properties.runner import FAIL, NOT_APPLICABLE, PASS, PATCH_ABSENT, Mismatch, _check_full_output
 from tests.support.docker import docker_engine, docker_image  # noqa: F401  (fixtures)
 from tests.support.pi import pi_impl
