@@ -103,7 +103,8 @@ FIELD_CASES = {
                 "s.yaml:3: steps[1].id: expected an id matching [a-z0-9][a-z0-9._/-]*, got 'Fix It'"),
     "step-id-duplicate": ("id: a\nsteps:\n  - {id: x, tool: read}\n  - {id: x, tool: read}\n",
                           "s.yaml:4: steps[2].id: duplicate step id 'x' (also steps[1])"),
-    "step-args": ("id: a\nsteps:\n  - {tool: read, args: [a]}\n", "s.yaml:3: steps[1].args: expected a mapping, got a list"),
+    # a tool call's arguments may be any JSON value (sent as they are); an op's are its fields
+    "step-args": ("id: a\nsteps:\n  - {op: cancel, args: [a]}\n", "s.yaml:3: steps[1].args: expected a mapping, got a list"),
     "step-timeout": ("id: a\nsteps:\n  - {tool: read, timeout: -1}\n", "s.yaml:3: steps[1].timeout: expected a number >= 0, got -1"),
     "step-when": ("id: a\nsteps:\n  - {tool: read, when: {oss: linux}}\n",
                   "s.yaml:3: steps[1].when.oss: unknown key (did you mean 'os'?)"),
