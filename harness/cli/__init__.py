@@ -30,11 +30,11 @@ from harness.cli import (
     server_commands,
 )
 from harness.cli import fuzz_commands as fuzz_command
+from harness.cli import import_commands as import_command
 from harness.cli import init_commands as init_command
 from harness.cli import properties_commands as properties_command
 from harness.cli.options import apply_config
 from harness.errors import EmptySelection, HarnessError, InfrastructureError, ScenarioError
-from harness.importers import cli as import_command
 from harness.model.results import EXIT_EMPTY, EXIT_ERROR, EXIT_OK
 
 EXIT_CODES_HELP = """exit codes:
