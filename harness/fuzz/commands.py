@@ -122,6 +122,8 @@ class Composer:
             self.kinds.append("stdin")
         elif kind == "merge":
             if not self.merged:
+                if self.stream == "err" and self.parts:
+                    self.parts.append(PAUSE)  # what is still on the stderr pipe arrives first
                 self.parts.append("exec 2>&1")
                 self.merged = True
                 self.kinds.append("merged")
