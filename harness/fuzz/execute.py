@@ -73,7 +73,7 @@ class Case:
         case = to_surface(self, surface)
         tool = case.tool_on(surface)
         sid = f"fuzz/{'' if seed is None else f'seed-{seed}-'}{self.tool}-{self.index}"
-        step = Step(id="call", index=0, line=0, tool=tool, op=None, args=case.args, timeout=self.deadline_s,
+        step = Step(id="call", index=1, line=0, tool=tool, op=None, args=case.args, timeout=self.deadline_s,
                     reason="generated call; the fuzzer compares two implementations")
         return Scenario(id=sid, path="", line=0, title=f"fuzz case {self.index}: {self.tool} ({self.tag})",
                         tags=("fuzz", self.tool, *(t for t in self.tag.split("+") if t)),

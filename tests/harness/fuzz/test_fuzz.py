@@ -33,22 +33,41 @@ def test_a_case_depends_only_on_seed_and_index() -> None:
     assert [generate(3, i).tool for i in range(5)] == [generate(3, i).tool for i in range(5)]
 
 
-def test_generation_covers_the_input_classes() -> None:
-    tags = Counter()
-    for i in range(600):
+def test_generation_covers_the_six_tools_and_the_input_classes() -> None:
+    tags: Counter[str] = Counter()
+    tools: Counter[str] = Counter()
+    for i in range(1000):
         case = generate(0, i)
+        tools[case.tool] += 1
         for part in case.tag.replace("/", "+").replace(":", "+").split("+"):
             tags[part] += 1
+        if case.git:
+            tags["git-repository"] += 1
+        if case.env:
+            tags["environment"] += 1
+    assert tools["grep"] >= 100 and tools["glob"] >= 100 and tools["bash"] >= 150, tools
     for cls in ("cjk", "fullwidth", "curly", "dashes", "special-spaces", "combining", "non-bmp", "ligatures",
                 "unicode-new", "crlf", "cr", "mixed-eol", "bom", "long-line", "many-lines", "big", "invalid-utf8",
-                "malformed", "file-url-malformed", "abs", "missing"):
+                "malformed", "file-url-malformed", "abs", "missing",
+                # grep and glob trees
+                "gitignore", "ignore-file", "git-repository", "hidden", "binary", "symlink", "empty", "regex", "literal",
+                "ignore-case", "exact",
+                # bash pieces
+                "env", "environment", "stdin", "merged", "status-exit", "status-signal", "status-subshell",
+                "late-fast", "late-slow", "timeout-fires", "timeout-idle", "partial-out-text", "print-err-invalid",
+                "print-out-bom", "cat-err-crlf", "seq-out", "yes-err"):
         assert tags[cls] > 0, cls
 
 
-def test_the_minimax_surface_gets_wrapper_edit_arguments() -> None:
+def test_the_minimax_surface_gets_wrapper_arguments_and_tools() -> None:
     case = Case("edit", {"path": "a", "edits": [{"oldText": "x", "newText": "y"}]})
     assert to_surface(case, "minimax").args == {"file_path": "a", "old_string": "x", "new_string": "y"}
     assert to_surface(case, "pi") == case
+    glob = Case("glob", {"pattern": "*.py"}, index=3)
+    assert glob.scenario("pi").steps[0].tool == "find" and glob.scenario("minimax").steps[0].tool == "glob"
+    grep = Case("grep", {"pattern": "x"})
+    assert grep.scenario("minimax").steps[0].args == {"pattern": "x", "output_mode": "content"}
+    assert grep.scenario("pi").steps[0].args == {"pattern": "x"}
 
 
 def test_a_case_runs_as_a_scenario_through_the_one_executor() -> None:
@@ -141,11 +160,11 @@ def test_classes_differing_only_in_input_family_merge_into_one_change() -> None:
                                       ("bash | content,status | error[tool]≠isError", 75, [4, 5])]
 
 
-def test_an_implementation_agrees_with_itself() -> None:
+def test_an_implementation_agrees_with_itself_on_all_six_tools() -> None:
     upstream = resolve_impl("upstream")
-    report = run_fuzz(upstream, upstream, 12, 5, tools=("read", "write", "edit"))
-    assert (report.agreed, report.total, report.classes) == (12, 12, {})
-    assert sum(n for _, n in report.per_tool.values()) == 12
+    report = run_fuzz(upstream, upstream, 40, 5, jobs=2)
+    assert (report.agreed, report.total, report.classes) == (40, 40, {})
+    assert sum(n for _, n in report.per_tool.values()) == 40 and report.rate > 0
 
 
 def test_wrapper_against_upstream_writes_group_into_shrunk_classes(tmp_path: Path) -> None:
