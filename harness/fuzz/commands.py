@@ -29,7 +29,8 @@ def _quote(text: str) -> str:
 
 
 def _printf_escapes(data: bytes) -> str:
-    """``printf`` format text that prints exactly ``data``."""
+    """``printf`` format text that prints exactly ``data`` (after ``printf --``: a format that
+    starts with ``-`` is not an option, whose error would land on stderr unpaused)."""
     out = []
     for b in data:
         ch = chr(b)
@@ -86,11 +87,11 @@ class Composer:
         stream = self.stream if r.random() < 0.8 else ("err" if self.stream == "out" else "out")
         if kind == "print":
             data, sub = _text_bytes(self.g)
-            self.write("printf " + _printf_escapes(data + b"\n"), stream)
+            self.write("printf -- " + _printf_escapes(data + b"\n"), stream)
             self.kinds.append(f"print-{stream}-{sub}")
         elif kind == "partial":
             data, sub = _text_bytes(self.g)
-            self.write(f"printf {_printf_escapes(data)}", stream)
+            self.write(f"printf -- {_printf_escapes(data)}", stream)
             self.kinds.append(f"partial-{stream}-{sub}")
         elif kind == "cat":
             name = f"in{len(self.files)}.txt"
