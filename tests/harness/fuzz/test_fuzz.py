@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shlex
 import sys
 from collections import Counter
 from pathlib import Path
@@ -11,6 +12,9 @@ from pathlib import Path
 import pytest
 
 from harness.backends.cmd import CmdBackend
+from harness.backends.impl import PI_TOOLS
+from harness.backends.process import ProcessBackend
+from harness.backends.search_tools import search_env
 from harness.cli import main
 from harness.cli.fuzz_commands import change_groups
 from harness.corpus.loader import load_corpus
@@ -18,7 +22,7 @@ from harness.errors import UsageError
 from harness.fuzz.cases import generate
 from harness.fuzz.differential import Disagreement, DisagreementClass, class_key, run_fuzz
 from harness.fuzz.execute import NO_ANSWER, Case, Observed, differences, execute, to_surface
-from harness.fuzz.impls import resolve_impl
+from harness.fuzz.impls import Impl, resolve_impl
 from harness.model.results import StepResult
 from harness.run.runner import Runner
 from tests.support.pi import pi_impl
@@ -192,10 +196,20 @@ def test_bad_options_are_usage_errors() -> None:
     assert main(["fuzz", "--impl", "upstream", "--oracle", "upstream", "--n", "0"], io.StringIO()) == 2
 
 
+def pi_oracle(version: str) -> Impl:
+    """The installed pi (``TOOLPROOF_PI_DIR``) as ``--impl pi@VERSION`` runs it on the local
+    backend: its six tools offered (pi's own grep and find among them), rg and fd on its PATH."""
+    argv = [*shlex.split(pi_impl(version).removeprefix("cmd:")), "--tools", PI_TOOLS]
+    env = search_env()
+    return Impl(f"pi@{version}", lambda: ProcessBackend(argv, inband=False, label=f"pi@{version}", env=env))
+
+
 @pytest.mark.slow
 def test_ci_upstream_agrees_with_pi_0_79_1_on_at_least_99_9_percent_of_calls() -> None:
-    """The fidelity gate (README "Fidelity"): 2000 generated calls, malformed arguments included."""
-    report = run_fuzz(resolve_impl("upstream"), resolve_impl(pi_impl("0.79.1")), CI_CALLS, 0, jobs=2)
+    """The fidelity gate (README "Fidelity"): 2000 generated calls of the six tools, malformed
+    arguments included; every grep, glob and bash call is compared too."""
+    report = run_fuzz(resolve_impl("upstream"), pi_oracle("0.79.1"), CI_CALLS, 0, jobs=2)
+    assert all(report.per_tool[t][1] >= CI_CALLS // 10 for t in ("grep", "glob", "bash")), report.per_tool
     classes = "; ".join(f"{c.key} ({c.count})" for c in report.classes.values())
     assert not report.no_answer, [c.key for c in report.classes.values()]
     assert report.agreement >= CI_MIN_AGREEMENT, f"agreement {report.agreement:.2f}%: {classes}"
