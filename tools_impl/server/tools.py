@@ -10,10 +10,10 @@ from typing import Any
 
 from tools_impl.bash.tool import TOOL as BASH
 from tools_impl.classify.claude_code import classify
+from tools_impl.core.profile import Profile
 from tools_impl.core.tool import Tool
 from tools_impl.edit.tool import TOOL as EDIT
 from tools_impl.read.tool import TOOL as READ
-from tools_impl.core.profile import Profile
 from tools_impl.search.find_tool import TOOL as FIND
 from tools_impl.search.glob_tool import TOOL as GLOB
 from tools_impl.search.grep_tool import TOOL as GREP
