@@ -23,10 +23,11 @@ from hypothesis import seed as hypothesis_seed
 from harness.backends.base import Backend, HelloInfo
 from harness.corpus.scenario_writer import dump_scenario
 from harness.errors import InfrastructureError
+from harness.model.observation import Observation
 from harness.model.scenario import Expectation, FileCheck, Scenario, TextMatch, Workspace, WorkspaceEntry
 from harness.model.scenario import Step as ScenarioStep
 from harness.properties.invariants import Example, Invariant
-from harness.run.normalise import TMPFILE_RE, NormalisationContext, normalize_text
+from harness.run.normalise import TMPFILE_RE, NormalisationContext, normalize_observation
 from harness.run.session import Session
 from harness.run.workspace_archive import build_plain_archive
 
@@ -63,33 +64,28 @@ def run_example(backend: Backend, example: Example, profile: dict[str, Any] | No
     entries = tuple(WorkspaceEntry(p, "file", d) for p, d in example.files)
     with Session(backend, build_plain_archive(Workspace(entries), BASE_TIME), {}, profile) as session:
         ctx = NormalisationContext(roots=(session.root, os.path.realpath(session.root)))
-
-        def norm(text: str) -> str:
-            return normalize_text(text, EXAMPLE_NORMALISERS, ctx)
-
         for k, step in enumerate(example.steps, 1):
             resp = session.call(step.tool, step.args, deadline_s=CALL_DEADLINE_S)
+            # the one observation type, normalised as the counterexample scenario declares
+            obs = normalize_observation(Observation.from_response(resp, 0.0), EXAMPLE_NORMALISERS, ctx)
             where = f"step {k} ({step.tool} {_describe(step.args)})"
-            if not resp.ok:
-                got = norm(resp.error_message)
+            if obs.status == "error":
+                got = obs.error_message
                 if step.status != "error":
                     raise Mismatch(f"{where}: expected a result, the call raised: {_describe(got)}")
                 if step.error is not None and got != step.error:
                     raise Mismatch(f"{where}: error\n  expected {_describe(step.error)}\n  actual   {_describe(got)}")
                 continue
-            res = resp.result if isinstance(resp.result, dict) else {}
-            content = res.get("content")
-            blocks = content if isinstance(content, list) else []
-            text = norm("\n".join(str(b.get("text", "")) for b in blocks
-                                   if isinstance(b, dict) and b.get("type", "text") == "text"))
+            text = obs.text
             if step.status == "error":
                 raise Mismatch(f"{where}: expected the call to raise {_describe(step.error)}, it returned {_describe(text)}")
-            if step.is_error is not None and bool(res.get("is_error", False)) != step.is_error:
-                raise Mismatch(f"{where}: is_error is {res.get('is_error')!r}, expected {step.is_error!r}: {_describe(text)}")
+            if step.is_error is not None and obs.is_error != step.is_error:
+                raise Mismatch(f"{where}: is_error is {obs.is_error!r}, expected {step.is_error!r}: {_describe(text)}")
             if step.text is not None and text != step.text:
                 raise Mismatch(f"{where}: text\n  expected {_describe(step.text)}\n  actual   {_describe(text)}")
             if step.full_output is not None:
-                _check_full_output(session, where, res.get("details"), step.full_output)
+                raw_details = resp.result.get("details") if isinstance(resp.result, dict) else None
+                _check_full_output(session, where, raw_details, step.full_output)
         states = session.read_files([p for p, _ in example.final_files])
         for path, data in example.final_files:
             state = states.get(path)
