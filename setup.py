@@ -1,6 +1,6 @@
 """Build hook: the wheel carries the scenario corpus, its baselines and snapshots, the pi adapter,
 the example adapters and the documentation (docs/, README.md) as package data under
-``harness/_shipped/`` (see harness/corpus/shipped.py). Everything else is declared in pyproject.toml."""
+``harness/_shipped/`` (see harness/install/shipped.py). Everything else is declared in pyproject.toml."""
 
 import shutil
 from pathlib import Path

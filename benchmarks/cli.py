@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks.fuzz_rate import fuzz_rows
 from benchmarks.servers import (
     BenchError,
     ToolServer,
@@ -31,7 +32,7 @@ from benchmarks.suite import Row, Settings, default_workdir, machine_description
 from tools_impl.search.ripgrep import RG_BINARIES
 
 DEFAULT_PI_VERSION = "0.79.1"
-SECTIONS = ("per-call", "edit-size", "growth", "rg", "corpus", "docker")
+SECTIONS = ("per-call", "edit-size", "growth", "rg", "corpus", "docker", "fuzz")
 
 
 def _version(argv: Sequence[str]) -> str:
@@ -117,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         workdir = args.workdir or default_workdir()
         machine["workspaces"] = f"under {workdir or tempfile.gettempdir()}"
         rows = run_all(settings, reference, other, other_missing, rg_binary, fd_note, progress, sections, workdir)
+        if "fuzz" in sections:  # fuzz's own implementations (benchmarks/fuzz_rate.py)
+            rows += fuzz_rows(settings.smoke, None if other is None else args.pi, progress)
     except BenchError as exc:
         print(f"benchmarks: {exc}", file=sys.stderr)
         return 2

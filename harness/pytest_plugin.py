@@ -7,7 +7,7 @@ Inactive unless ``--toolproof`` is given or the ini option ``toolproof_paths`` i
 files are collected that are named on the command line, lie under a directory named there, or
 lie under ``toolproof_paths`` (default: ``paths`` of ``[tool.toolproof]`` in pyproject.toml,
 else ``scenarios``, relative to the rootdir). ``toolproof:NAME`` arguments name the shipped
-corpus (``harness.corpus.shipped``). Each scenario's tags are markers (``-m "edit and not fuzzy"``;
+corpus (``harness.install.shipped``). Each scenario's tags are markers (``-m "edit and not fuzzy"``;
 ``patch:edit.fuzzy-span`` becomes ``patch_edit_fuzzy_span``). Infrastructure errors are reported
 as test errors (setup), skips as skips, baseline-listed failures (``--toolproof-baseline``, default
 the configured baseline) as xfail, and stale baseline entries as failures.
@@ -29,8 +29,8 @@ from harness.backends.base import Backend
 from harness.backends.registry import DEFAULT_IMPL, backend_factory
 from harness.cli.config import load_config
 from harness.corpus.loader import load_scenario
-from harness.corpus.shipped import is_packaged, is_shipped_name, resolve, resolve_all, snapshot_root_for
 from harness.errors import HarnessError, InfrastructureError, ScenarioError, UsageError
+from harness.install.shipped import is_packaged, is_shipped_name, resolve, resolve_all, snapshot_root_for
 from harness.model.results import ERROR, FAIL, SKIP, STALE, XFAIL, RunInfo, RunResult, ScenarioResult
 from harness.model.scenario import Scenario
 from harness.report.baseline import apply_baseline, load_baseline

@@ -219,6 +219,7 @@ class Driver {
 		this.exported = exported;
 		this.surfaces = opts.surfaces;
 		this.root = process.cwd();
+		this.startDir = process.cwd();
 		this.toolCache = new Map();
 		this.inflight = new Map();
 		this.sequencer = new CallSequencer();
@@ -307,6 +308,9 @@ class Driver {
 			else process.env[key] = value;
 		}
 		this.root = abs;
+		// pi runs in its project directory: what a tool resolves against process.cwd() (ripgrep's
+		// --glob patterns in grep) is relative to the workspace, as in a real session
+		process.chdir(abs);
 		this.toolCache.clear();
 		// pi cannot be reconfigured: a profile overlay is accepted and ignored (reported back).
 		this.ok(id, { root: abs, members: 0, patches: [], wrapper: false, profile_ignored: req.profile != null });
@@ -394,6 +398,7 @@ class Driver {
 	op_drop(id, req) {
 		const root = req.root;
 		if (typeof root !== "string" || !root) throw new ProtocolError("drop: field 'root' must be a non-empty string");
+		if (path.resolve(root) === process.cwd()) process.chdir(this.startDir);
 		fs.rmSync(root, { recursive: true, force: true });
 		this.ok(id, { dropped: root });
 	}

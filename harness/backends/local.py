@@ -14,5 +14,5 @@ REFERENCE_SERVER_ARGV = [sys.executable, "-m", "tools_impl.server"]
 class LocalBackend(ProcessBackend):
     name = "local"
 
-    def __init__(self, extra_args: list[str] | None = None) -> None:
-        super().__init__([*REFERENCE_SERVER_ARGV, *(extra_args or [])], inband=True, label="local")
+    def __init__(self, extra_args: list[str] | None = None, env: dict[str, str] | None = None) -> None:
+        super().__init__([*REFERENCE_SERVER_ARGV, *(extra_args or [])], inband=True, label="local", env=env)

@@ -156,8 +156,11 @@ class ProcessBackend(Backend):
         ~/.x`` touches these, never the user's real home; nothing one scenario leaves there
         reaches the next (``chmod 000`` parts included). (Other host paths are not isolated:
         scenarios that need that require ``isolation: container``.)"""
-        wipe(self.home_dir)
-        os.makedirs(self.home_dir, mode=0o700)
+        if os.path.isdir(self.home_dir) and not os.path.islink(self.home_dir):
+            empty(self.home_dir)  # emptied in place: no rmdir and mkdir for every scenario
+        else:  # replaced by a file or a link (followed by nothing here): made anew
+            wipe(self.home_dir)
+            os.makedirs(self.home_dir, mode=0o700)
         empty(self.tmp_dir)
         return {"HOME": self.home_dir, "TMPDIR": self.tmp_dir}
 

@@ -19,6 +19,7 @@ from harness.backends.cmd import CmdBackend
 from harness.backends.impl import IMPL_CHOICES, REFERENCE, Implementation, local_argv, parse_impl
 from harness.backends.local import LocalBackend
 from harness.backends.process import ProcessBackend
+from harness.backends.search_tools import search_env
 from harness.errors import InfrastructureError, UsageError
 
 BackendFactory = Callable[[], Backend]
@@ -74,12 +75,13 @@ def backend_selection(spec: str, impl_text: str = DEFAULT_IMPL, *, run_id: str |
 def _local_factory(impl: Implementation) -> BackendFactory:
     if impl.kind == "reference":
         return LocalBackend
-    if impl.kind == "upstream":
-        return lambda: LocalBackend(["--upstream"])
     if impl.kind == "cmd":
         return lambda: CmdBackend(impl.command)
+    env = search_env()  # pi's own grep and find (upstream, pi@VERSION): the same rg and fd
+    if impl.kind == "upstream":
+        return lambda: LocalBackend(["--upstream"], env=env)
     argv = local_argv(impl)  # pi@VERSION: installed now, once, not in every worker
-    return lambda: ProcessBackend(argv, inband=False, label=impl.label)
+    return lambda: ProcessBackend(argv, inband=False, label=impl.label, env=env)
 
 
 def backend_factory(spec: str, impl: str = DEFAULT_IMPL) -> tuple[BackendFactory, str]:

@@ -29,13 +29,13 @@ from harness.cli import (
     run_commands,
     server_commands,
 )
+from harness.cli import fuzz_commands as fuzz_command
+from harness.cli import import_commands as import_command
 from harness.cli import init_commands as init_command
+from harness.cli import properties_commands as properties_command
 from harness.cli.options import apply_config
 from harness.errors import EmptySelection, HarnessError, InfrastructureError, ScenarioError
-from harness.fuzz import cli as fuzz_command
-from harness.importers import cli as import_command
 from harness.model.results import EXIT_EMPTY, EXIT_ERROR, EXIT_OK
-from harness.properties import cli as properties_command
 
 EXIT_CODES_HELP = """exit codes:
   0  the gate passes (every scenario passed, skipped with a reason, or is a baseline-listed failure)

@@ -11,7 +11,7 @@ and the pytest plugin alike (a command-line option always wins).
 The file is the nearest ``pyproject.toml`` in the current directory or above it (stopping at the
 root of a git repository). Relative paths are relative to the file's directory (so are the words
 of a ``cmd:`` impl that name files there: the gate runs alike from a subdirectory); ``toolproof:``
-names the shipped corpus (``harness.corpus.shipped``). Unknown keys and wrong types are a one-line
+names the shipped corpus (``harness.install.shipped``). Unknown keys and wrong types are a one-line
 ``UsageError`` naming the file and the key.
 """
 
@@ -26,8 +26,8 @@ from pathlib import Path
 
 from harness.backends.cmd import PYTHON_PLACEHOLDER
 from harness.backends.impl import parse_impl
-from harness.corpus.shipped import is_shipped_name
 from harness.errors import UsageError
+from harness.install.shipped import is_shipped_name
 
 CONFIG_FILE = "pyproject.toml"
 SECTION = "tool.toolproof"

@@ -1,5 +1,5 @@
 """``toolproof docs [TOPIC]``: the documentation that ships with toolproof (``docs/`` and
-README.md, package data in a wheel: ``harness.corpus.shipped``), so a user without a checkout can
+README.md, package data in a wheel: ``harness.install.shipped``), so a user without a checkout can
 read what every message and scaffolded comment cites. Without a topic it lists the topics with
 their paths; ``toolproof docs cli`` prints docs/cli.md, ``--path`` only its path."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TextIO
 
 from harness.cli.options import Subparsers
-from harness.corpus.shipped import shipped_root
 from harness.errors import UsageError
+from harness.install.shipped import shipped_root
 from harness.model.results import EXIT_OK
 
 DOCS_DIR = "docs"

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from harness.backends.base import HelloInfo
 from harness.backends.registry import backend_selection
-from harness.corpus.shipped import resolve_all
 from harness.errors import InfrastructureError
+from harness.install.shipped import resolve_all
 from harness.report.baseline import Baseline, choose_shipped_baseline, load_baseline, shipped_baseline_path
 
 SHIPPED_GATE_PATHS = ("toolproof:", "toolproof:pi")

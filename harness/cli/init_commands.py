@@ -10,13 +10,13 @@ from typing import TextIO
 from harness.cli.config import load_config, parse_jobs
 from harness.cli.options import Subparsers, load_selection
 from harness.cli.progress import run_scenarios
-from harness.corpus.shipped import resolve_all
 from harness.errors import UsageError
+from harness.install.origin import build_wheel, installed_from
+from harness.install.shipped import resolve_all
 from harness.model.results import ERROR, EXIT_ERROR, EXIT_OK
 from harness.report.baseline import load_baseline, update_baseline, update_baseline_text
 from harness.report.writers import summary_line, write_output
-from harness.scaffold import ADAPTERS, CI_CHOICES, DEFAULT_DIR, plan, write
-from harness.scaffold.install import build_wheel, installed_from
+from harness.scaffold.project import ADAPTERS, CI_CHOICES, DEFAULT_DIR, plan, write
 
 
 def _ci_choice(text: str) -> tuple[str, ...]:
@@ -59,7 +59,7 @@ def first_run(root: Path, out: TextIO) -> int:
 
 def ci_install(args: argparse.Namespace, ci: tuple[str, ...], keep: Path) -> tuple[str, Path | None, str]:
     """(pip spec, file to commit, what to tell the user) for the CI files: ``--pip-spec``, else
-    how this toolproof was installed (``harness.scaffold.install``); a wheel built from a source
+    how this toolproof was installed (``harness.install.origin``); a wheel built from a source
     tree goes into ``keep`` until it is copied into the repository."""
     if not ci:
         return "", None, ""

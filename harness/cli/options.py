@@ -12,8 +12,8 @@ from harness.backends.registry import BACKEND_CHOICES_TEXT, DEFAULT_BACKEND, DEF
 from harness.cli.config import Config, load_config, parse_jobs
 from harness.corpus.loader import find_scenario_files, load_corpus
 from harness.corpus.selection import select
-from harness.corpus.shipped import resolve_all
 from harness.errors import EmptySelection, UsageError
+from harness.install.shipped import resolve_all
 from harness.model.scenario import Scenario
 from harness.run.deadlines import BASH_GRACE_S, DEFAULT_CALL_TIMEOUT_S
 

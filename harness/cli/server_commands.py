@@ -9,9 +9,9 @@ import sys
 from typing import TextIO
 
 from harness.backends.registry import DEFAULT_BACKEND, backend_factory
-from harness.backends.selfcheck import run_selfcheck
 from harness.cli.options import Subparsers, add_impl
 from harness.model.results import EXIT_ERROR
+from harness.run.selfcheck import run_selfcheck
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:

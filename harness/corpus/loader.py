@@ -88,7 +88,8 @@ EXPECT_KEYS = ("status", "is_error", "text", "error", "error_kind", "details", "
                "content_types", "process_events", "files", "duration")
 TEXT_KEYS = ("equals", "contains", "not_contains", "regex", "lines", "max_bytes", "min_bytes",
              "startswith", "endswith", "snapshot")
-FILE_CHECK_KEYS = ("text", "encoding", "bom", "eol", "base64", "absent", "mode", "kind", "contains")
+SHA256_RE = re.compile(r"[0-9a-f]{64}")
+FILE_CHECK_KEYS = ("text", "encoding", "bom", "eol", "base64", "sha256", "absent", "mode", "kind", "contains")
 DURATION_KEYS = ("min", "max")
 PROCESS_KEYS = ("left_behind",)
 
@@ -181,8 +182,15 @@ def _file_checks(r: YamlReader, node: Node, field: str) -> tuple[FileCheck, ...]
                 kw[key] = r.string(cv, csub, FILE_KINDS)
             elif key == "contains":
                 kw[key] = r.strings(cv, csub, allow_scalar=True) or ()
-        if "text" in checks and "base64" in checks:
-            r.problem(checks["base64"][0], f"{sub}.base64", "expected only one of text, base64")
+            elif key == "sha256":
+                digest = r.string(cv, csub)
+                if digest is not None and not SHA256_RE.fullmatch(digest):
+                    r.problem(cv, csub, "expected 64 lower-case hex digits (a SHA-256 of the file's bytes)")
+                else:
+                    kw[key] = digest
+        given = [key for key in ("text", "base64", "sha256") if key in checks]
+        if len(given) > 1:
+            r.problem(checks[given[1]][0], f"{sub}.{given[1]}", "expected only one of text, base64, sha256")
         if kw.get("absent") and len(checks) > 1:
             r.problem(k, sub, "expected no other checks together with absent: true")
         if path.endswith("/") and "kind" not in kw:
@@ -285,10 +293,10 @@ def _step(r: YamlReader, node: Node, index: int, seen_ids: dict[str, int]) -> St
     if step_id in seen_ids:
         r.problem(node, f"{field}.id", f"duplicate step id {step_id!r} (also steps[{seen_ids[step_id]}])")
     seen_ids[step_id] = index
-    args: dict[str, Any] = {}
+    args: Any = {}
     if "args" in pairs:
         a = r.plain(pairs["args"][1], f"{field}.args")
-        if isinstance(a, dict):
+        if isinstance(a, dict) or "tool" in pairs:  # a call's arguments may be any JSON value, sent as is
             args = a
         else:
             r.expected(pairs["args"][1], f"{field}.args", "a mapping")

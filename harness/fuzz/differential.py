@@ -1,8 +1,9 @@
-"""Differential fuzzing: each generated call runs in two fresh, identical workspaces, one per
-implementation, and the two outcomes are compared (``execute.differences``). Disagreements are
-re-run once (a case that then agrees is labelled flaky), grouped into classes by tool, input class
-and the aspects that differ, and each class keeps one example shrunk to the smallest case that
-still falls into the same class.
+"""Differential fuzzing: each generated call runs as a one-step scenario in two fresh, identical
+workspaces, one per implementation, and the two sides are compared (``execute.differences``, the
+one equivalence). A side that gives no answer is a disagreement (``no-answer``) and stays in the
+denominator. Disagreements are re-run once (a case that then agrees is labelled flaky), grouped into
+classes by tool, input class and the aspects that differ, and each class keeps one example shrunk
+to the smallest case that still falls into the same class — a scenario (``Disagreement.scenario``).
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.backends.base import Backend
-from harness.fuzz.execute import Case, Outcome, differences, execute
-from harness.fuzz.generate import TOOLS, generate, to_surface
+from harness.fuzz.cases import TOOLS, generate
+from harness.fuzz.execute import NO_ANSWER, Case, Observed, differences, disagreement_scenario, execute
 from harness.fuzz.impls import Impl
+from harness.model.scenario import Scenario
+from harness.run.workspace_archive import build_archive
 
 JsonObj = dict[str, Any]
 SHRINK_BUDGET = 40  # candidate cases tried per class
@@ -27,10 +30,15 @@ MAX_EXAMPLES_PER_CLASS = 5
 @dataclass
 class Disagreement:
     case: Case
-    a: Outcome
-    b: Outcome
+    a: Observed
+    b: Observed
     aspects: list[str]
     flaky: bool = False
+    surface: str = "pi"  # the oracle's surface: the scenario's form
+
+    def scenario(self, oracle_label: str, seed: int | None = None) -> Scenario:
+        """This disagreement as a scenario expecting what the oracle (``b``) showed."""
+        return disagreement_scenario(self.case.scenario(self.surface, seed), self.b, self.a, oracle_label)
 
 
 @dataclass
@@ -53,8 +61,23 @@ class FuzzReport:
     n: int
     per_tool: dict[str, list[int]] = field(default_factory=dict)  # tool -> [agreed, total]
     classes: dict[str, DisagreementClass] = field(default_factory=dict)
-    infra: list[tuple[int, str]] = field(default_factory=list)
-    seconds: float = 0.0
+    seconds: float = 0.0  # the whole run, shrinking included
+    call_seconds: float = 0.0  # until the last call was compared
+
+    @property
+    def rate(self) -> float:
+        """Calls per second until the last call was compared (each call runs on both sides,
+        a disagreement twice)."""
+        return self.total / self.call_seconds if self.call_seconds > 0 else 0.0
+
+    @property
+    def failing(self) -> int:
+        """Disagreeing calls that a re-run did not resolve (not flaky)."""
+        return sum(c.count - c.flaky for c in self.classes.values())
+
+    @property
+    def no_answer(self) -> int:
+        return sum(c.count for c in self.classes.values() if NO_ANSWER in c.aspects)
 
     @property
     def agreed(self) -> int:
@@ -69,8 +92,13 @@ class FuzzReport:
         return 100.0 * self.agreed / self.total if self.total else 0.0
 
 
-def _status_word(o: Outcome) -> str:
-    return f"error[{o.kind}]" if o.status == "error" else ("isError" if o.is_error else o.status)
+def _status_word(o: Observed) -> str:
+    if not o.answered:
+        return NO_ANSWER
+    obs = o.observation
+    if obs.get("status") == "error":
+        return f"error[{obs.get('error_kind', '')}]"
+    return "isError" if obs.get("is_error") else str(obs.get("status"))
 
 
 def input_family(case: Case) -> str:
@@ -87,7 +115,8 @@ def class_key(d: Disagreement) -> str:
     The text class and file shape of the input are left out so that one behaviour change is
     one class."""
     aspects = sorted({a.split(":")[0] for a in d.aspects})
-    status = f"{_status_word(d.a)}≠{_status_word(d.b)}" if "status" in aspects or "kind" in aspects else ""
+    status = (f"{_status_word(d.a)}≠{_status_word(d.b)}"
+              if {"status", "error_kind", NO_ANSWER} & set(aspects) else "")
     return " | ".join(x for x in (d.case.tool, input_family(d.case), ",".join(aspects), status) if x)
 
 
@@ -102,9 +131,17 @@ class Pair:
         self.surface_a = a.effective_hello(self.backend_a.start()).surface
         self.surface_b = b.effective_hello(self.backend_b.start()).surface
 
-    def run(self, case: Case) -> tuple[Outcome, Outcome]:
-        fa = self.pool.submit(execute, self.backend_a, to_surface(case, self.surface_a), profile=self.a.profile)
-        fb = self.pool.submit(execute, self.backend_b, to_surface(case, self.surface_b), profile=self.b.profile)
+    def scenarios(self, case: Case) -> tuple[Scenario, Scenario]:
+        sa, sb = case.scenario(self.surface_a), case.scenario(self.surface_b)
+        return (replace(sa, profile=self.a.profile) if self.a.profile else sa,
+                replace(sb, profile=self.b.profile) if self.b.profile else sb)
+
+    def run(self, case: Case) -> tuple[Observed, Observed]:
+        sa, sb = self.scenarios(case)
+        if case.git:  # one git repository for both sides (build_archive keeps it for this second)
+            build_archive(sa.workspace)
+        fa = self.pool.submit(execute, self.backend_a, sa)
+        fb = self.pool.submit(execute, self.backend_b, sb)
         return fa.result(), fb.result()
 
     def close(self) -> None:
@@ -171,12 +208,10 @@ def shrink(pair: Pair, d: Disagreement, key: str, budget: int = SHRINK_BUDGET) -
                 continue
             tried += 1
             oa, ob = pair.run(cand)
-            if "infra" in (oa.status, ob.status):
-                continue
             diff = differences(oa, ob)
             if not diff:
                 continue
-            nd = Disagreement(cand, oa, ob, diff)
+            nd = Disagreement(cand, oa, ob, diff, surface=pair.surface_b)
             if class_key(nd) == key:
                 best = nd
                 improved = True
@@ -184,11 +219,9 @@ def shrink(pair: Pair, d: Disagreement, key: str, budget: int = SHRINK_BUDGET) -
     return best
 
 
-def _evaluate(pair: Pair, case: Case) -> tuple[Outcome, Outcome, list[str], bool]:
-    """Both outcomes, the differing aspects and, for a disagreement, whether a re-run agreed."""
+def _evaluate(pair: Pair, case: Case) -> tuple[Observed, Observed, list[str], bool]:
+    """Both sides, the differing aspects and, for a disagreement, whether a re-run agreed."""
     oa, ob = pair.run(case)
-    if "infra" in (oa.status, ob.status):
-        return oa, ob, [], False
     diff = differences(oa, ob)
     flaky = False
     if diff:  # re-run once: a flaky disagreement is labelled, and still counted
@@ -203,48 +236,47 @@ def run_fuzz(a: Impl, b: Impl, n: int, seed: int, *, tools: tuple[str, ...] = TO
     """Run cases ``0..n-1`` of ``seed`` (or the ``only`` indexes) on ``jobs`` pairs of backends.
     Results are folded in case order, so the report does not depend on ``jobs``."""
     report = FuzzReport(a.label, b.label, seed, n, per_tool={t: [0, 0] for t in tools})
-    t0 = time.monotonic()
+    started = time.monotonic()
     indexes = list(only) if only is not None else list(range(n))
     pairs = [Pair(a, b) for _ in range(max(1, jobs))]
+    t0 = time.monotonic()  # the rate counts from here: the implementations have started
     free: queue.Queue[Pair] = queue.Queue()
     for p in pairs:
         free.put(p)
 
-    def work(i: int) -> tuple[Case, tuple[Outcome, Outcome, list[str], bool]]:
+    def work(i: int) -> tuple[Case, str, tuple[Observed, Observed, list[str], bool]]:
         case = generate(seed, i, tools)
         pair = free.get()
         try:
-            return case, _evaluate(pair, case)
+            return case, pair.surface_b, _evaluate(pair, case)
         finally:
             free.put(pair)
 
     try:
         with ThreadPoolExecutor(max_workers=len(pairs)) as pool:
-            for done, (case, (oa, ob, diff, flaky)) in enumerate(pool.map(work, indexes), 1):
-                if "infra" in (oa.status, ob.status):
-                    report.infra.append((case.index, oa.message if oa.status == "infra" else ob.message))
-                else:
-                    if diff:
-                        d = Disagreement(case, oa, ob, diff, flaky=flaky)
-                        key = class_key(d)
-                        cls = report.classes.setdefault(key, DisagreementClass(key, case.tool, sorted(set(diff))))
-                        cls.count += 1
-                        cls.flaky += d.flaky
-                        if len(cls.indexes) < MAX_EXAMPLES_PER_CLASS:
-                            cls.indexes.append(case.index)
-                        if cls.example is None or (cls.example.flaky and not d.flaky):
-                            cls.example = d
-                    counts = report.per_tool[case.tool]
-                    counts[1] += 1
-                    counts[0] += 0 if diff else 1
+            for done, (case, surface, (oa, ob, diff, flaky)) in enumerate(pool.map(work, indexes), 1):
+                if diff:
+                    d = Disagreement(case, oa, ob, diff, flaky=flaky, surface=surface)
+                    key = class_key(d)
+                    cls = report.classes.setdefault(key, DisagreementClass(key, case.tool, sorted(set(diff))))
+                    cls.count += 1
+                    cls.flaky += d.flaky
+                    if len(cls.indexes) < MAX_EXAMPLES_PER_CLASS:
+                        cls.indexes.append(case.index)
+                    if cls.example is None or (cls.example.flaky and not d.flaky):
+                        cls.example = d
+                counts = report.per_tool[case.tool]
+                counts[1] += 1
+                counts[0] += 0 if diff else 1
+                report.call_seconds = time.monotonic() - t0
                 if progress is not None:
                     progress(done, report)
         if shrink_examples:
             for cls in report.classes.values():
-                if cls.example is not None and not cls.example.flaky:
+                if cls.example is not None and not cls.example.flaky and NO_ANSWER not in cls.aspects:
                     cls.shrunk = shrink(pairs[0], cls.example, cls.key)
     finally:
         for p in pairs:
             p.close()
-        report.seconds = time.monotonic() - t0
+        report.seconds = time.monotonic() - started
     return report

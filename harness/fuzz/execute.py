@@ -1,42 +1,52 @@
-"""One generated tool call, run in a fresh workspace of a backend, observed the way the model and
-the disk see it: raised or returned, error kind and message, every content block, ``is_error``,
-``details``, the files left in the workspace and the bytes of a bash full-output file. Only what
-must differ between two runs is normalised: the workspace root (``$WORKSPACE``) and the random
-name of a bash full-output file (``$TMP/pi-bash-XXXX.log``).
+"""A generated call is a one-step ``Scenario`` (``Case.scenario``), run by the one executor
+(``harness.run.runner.run_scenario`` over a ``harness.run.session.Session``: a fresh workspace, the
+call, the observation with the bash full-output bytes, the workspace tree after the step) and
+compared with the one equivalence (``harness.run.equivalence``). A disagreement is a scenario too:
+``disagreement_scenario`` puts the oracle's observation in as the step's expectation, so it can be
+saved as scenario YAML and replayed with ``toolproof run``.
 
-Shared by ``toolproof fuzz`` (two implementations, compared) and ``toolproof properties`` (one
-implementation, checked against an oracle).
+Shared by ``toolproof fuzz`` (two implementations, compared).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import json
-import os
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.backends.base import Backend
 from harness.errors import InfrastructureError
-from harness.model.scenario import Workspace, WorkspaceEntry
-from harness.run.normalise import TMPFILE_RE, TMPFILE_TOKEN
-from harness.run.workspace_archive import build_plain_archive
+from harness.model.results import ERROR, StepResult
+from harness.model.scenario import (
+    Expectation,
+    FileCheck,
+    Scenario,
+    Step,
+    TextMatch,
+    Workspace,
+    WorkspaceEntry,
+)
+from harness.run.equivalence import differing_keys, differing_paths
+from harness.run.runner import WORKSPACE_VARIABLE, run_scenario
 
 JsonObj = dict[str, Any]
-ROOT_TOKEN = "${WORKSPACE}"  # in generated arguments: replaced by the workspace root before sending
-BASE_TIME = 1_767_225_600.0  # 2026-01-01T00:00:00Z: every generated file gets this mtime
+ROOT_TOKEN = "${" + WORKSPACE_VARIABLE + "}"  # the workspace root, replaced by the runner
 CALL_DEADLINE_S = 60.0
-FULL_OUTPUT_KEYS = ("fullOutputPath", "full_output_path")
-MAX_TREE_FILES = 200
+FUZZ_NORMALIZERS = ("workspace", "tmpfiles", "home")
+NO_ANSWER = "no-answer"
+# pi's grep and find print files in the order ripgrep's and fd's parallel walkers finish them
+UNORDERED_TOOLS = ("grep", "find")
+# the fuzz tool families (what the generator draws) → the tool each surface calls
+SURFACE_TOOLS = {"pi": {"glob": "find"}, "minimax": {}}
 
 
 @dataclass(frozen=True)
 class Case:
-    """A generated call: ``tool`` with ``args`` (JSON; ``${WORKSPACE}`` inside strings is replaced
-    by the root), in a workspace holding ``files`` (path → bytes) and ``dirs``. ``tag`` names the
-    input class the generator drew it from."""
+    """A generated call: fuzz tool ``tool`` with ``args`` (JSON, in the pi surface's form;
+    ``${WORKSPACE}`` inside strings is the root), in a workspace holding ``files`` (path → bytes),
+    ``dirs`` and ``links`` (path → target), committed to git with ``git``, with the environment
+    overlay ``env``. ``tag`` names the input class the generator drew it from."""
 
     tool: str
     args: Any
@@ -44,196 +54,113 @@ class Case:
     dirs: tuple[str, ...] = ()
     tag: str = ""
     index: int = -1
+    links: tuple[tuple[str, str], ...] = ()
+    git: bool = False
+    env: tuple[tuple[str, str], ...] = ()
+    deadline_s: float = CALL_DEADLINE_S
 
     def workspace(self) -> Workspace:
         entries = [WorkspaceEntry(d, "dir") for d in self.dirs]
         entries += [WorkspaceEntry(p, "file", data) for p, data in self.files]
-        return Workspace(tuple(entries))
+        entries += [WorkspaceEntry(p, "symlink", target=t) for p, t in self.links]
+        return Workspace(tuple(entries), git=self.git)
+
+    def tool_on(self, surface: str) -> str:
+        return SURFACE_TOOLS.get(surface, {}).get(self.tool, self.tool)
+
+    def scenario(self, surface: str = "pi", seed: int | None = None) -> Scenario:
+        """This call as a one-step scenario for ``surface`` (the arguments in that surface's form)."""
+        case = to_surface(self, surface)
+        tool = case.tool_on(surface)
+        sid = f"fuzz/{'' if seed is None else f'seed-{seed}-'}{self.tool}-{self.index}"
+        step = Step(id="call", index=1, line=0, tool=tool, op=None, args=case.args, timeout=self.deadline_s,
+                    reason="generated call; the fuzzer compares two implementations")
+        return Scenario(id=sid, path="", line=0, title=f"fuzz case {self.index}: {self.tool} ({self.tag})",
+                        tags=("fuzz", self.tool, *(t for t in self.tag.split("+") if t)),
+                        surface=surface, env=dict(self.env), normalize=FUZZ_NORMALIZERS,
+                        workspace=self.workspace(), steps=(step,))
 
     def to_json(self) -> JsonObj:
-        return {"tool": self.tool, "args": self.args, "tag": self.tag, "index": self.index,
-                "dirs": list(self.dirs),
-                "files": {p: _bytes_json(d) for p, d in self.files}}
+        out: JsonObj = {"tool": self.tool, "args": self.args, "tag": self.tag, "index": self.index,
+                        "dirs": list(self.dirs), "files": {p: _bytes_json(d) for p, d in self.files}}
+        if self.links:
+            out["links"] = dict(self.links)
+        if self.git:
+            out["git"] = True
+        if self.env:
+            out["env"] = dict(self.env)
+        return out
 
 
 def _bytes_json(data: bytes) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-
         return {"base64": base64.b64encode(data).decode("ascii")}
     if len(text) > 300:
         return {"text_head": text[:120], "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()[:16]}
     return text
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """A normalised observation. ``status``: ``result``, ``error`` (the call raised or was
-    refused) or ``infra`` (the implementation did not answer; never compared as agreement)."""
+def to_surface(case: Case, surface: str) -> Case:
+    """A pi-surface case expressed for the minimax surface (edit's file_path/old_string/new_string;
+    grep in content mode; glob's pattern/path/limit)."""
+    if surface != "minimax" or not isinstance(case.args, dict):
+        return case
+    args = dict(case.args)
+    if case.tool == "grep":
+        return replace(case, args={**args, "output_mode": "content"})
+    if case.tool != "edit":
+        return case
+    edits = args.pop("edits", None)
+    first = edits[0] if isinstance(edits, list) and edits and isinstance(edits[0], dict) else {}
+    out: dict[str, Any] = {"file_path": args.pop("path", None)}
+    out["old_string"] = first.get("oldText")
+    out["new_string"] = first.get("newText")
+    out.update({k: v for k, v in args.items() if k not in ("oldText", "newText")})
+    out = {k: v for k, v in out.items() if v is not None}
+    return replace(case, args=out)
 
-    status: str
-    kind: str = ""
-    message: str = ""
-    content: tuple[Any, ...] = ()
-    is_error: bool | None = None
-    details: Any = None
-    files: tuple[tuple[str, str], ...] = ()
-    full_output: str | None = None
-    raw_files: dict[str, bytes] = field(default_factory=dict, compare=False, hash=False)
+
+@dataclass(frozen=True)
+class Observed:
+    """One side's run of a case: the step's result (status, observation, tree) or, when the
+    implementation gave no answer, why (``no_answer``)."""
+
+    step: StepResult | None
+    no_answer: str = ""
+    unordered: bool = False
 
     @property
-    def text(self) -> str:
-        return "\n".join(str(b.get("text", "")) for b in self.content
-                         if isinstance(b, dict) and b.get("type", "text") == "text")
+    def answered(self) -> bool:
+        return self.step is not None and not self.no_answer
+
+    @property
+    def observation(self) -> JsonObj:
+        return dict(self.step.observation or {}) if self.step is not None else {}
+
+    @property
+    def tree(self) -> dict[str, Any] | None:
+        return self.step.tree if self.step is not None else None
 
     def aspects(self) -> JsonObj:
-        """What is compared, by name."""
-        return {"status": self.status, "kind": self.kind, "message": self.message,
-                "content": list(self.content), "is_error": self.is_error, "details": self.details,
-                "files": dict(self.files), "full_output": self.full_output}
-
-    def to_json(self) -> JsonObj:
-        out = self.aspects()
-        return {k: v for k, v in out.items() if v not in (None, "", [], {})}
+        """What is shown of this side in reports."""
+        if not self.answered:
+            return {"status": NO_ANSWER, "message": self.no_answer}
+        return {k: v for k, v in self.observation.items() if k != "duration_s"}
 
 
-def substitute_root(value: Any, root: str) -> Any:
-    if isinstance(value, str):
-        return value.replace(ROOT_TOKEN, root)
-    if isinstance(value, list):
-        return [substitute_root(v, root) for v in value]
-    if isinstance(value, dict):
-        return {k: substitute_root(v, root) for k, v in value.items()}
-    return value
-
-
-class Normaliser:
-    def __init__(self, root: str) -> None:
-        roots = {root, os.path.realpath(root)}
-        self._roots = sorted((r for r in roots if len(r) > 1), key=len, reverse=True)
-        self._root_re = re.compile("|".join(re.escape(r) for r in self._roots))
-
-    def text(self, s: str) -> str:
-        s = TMPFILE_RE.sub(TMPFILE_TOKEN, s)
-        return self._root_re.sub("$WORKSPACE", s) if self._roots else s
-
-    def value(self, v: Any) -> Any:
-        if isinstance(v, str):
-            return self.text(v)
-        if isinstance(v, bool) or v is None:
-            return v
-        if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
-            return int(v)  # JavaScript prints 2, not 2.0
-        if isinstance(v, dict):
-            return {k: self.value(x) for k, x in v.items()}
-        if isinstance(v, list):
-            return [self.value(x) for x in v]
-        return v
-
-
-def describe_bytes(data: bytes) -> str:
-    """Files are compared by content; short ones are kept readable in reports."""
-    if len(data) <= 200:
-        return "b64:" + _b64(data)
-    return f"sha256:{hashlib.sha256(data).hexdigest()} ({len(data)} bytes)"
-
-
-def _b64(data: bytes) -> str:
-
-    return base64.b64encode(data).decode("ascii")
-
-
-def _tree(root: str) -> dict[str, tuple[str, bytes | None]]:
-    out: dict[str, tuple[str, bytes | None]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in sorted(dirnames) + sorted(filenames):
-            full = os.path.join(dirpath, name)
-            rel = os.path.relpath(full, root).replace(os.sep, "/")
-            if len(out) >= MAX_TREE_FILES:
-                return out
-            if os.path.islink(full):
-                out[rel] = ("symlink:" + os.readlink(full), None)
-            elif os.path.isdir(full):
-                out[rel] = ("dir", None)
-            elif os.path.isfile(full):
-                try:
-                    with open(full, "rb") as fh:
-                        out[rel] = ("file", fh.read())
-                except OSError as exc:
-                    out[rel] = (f"unreadable:{exc.errno}", None)
-            else:
-                out[rel] = ("other", None)
-    return out
-
-
-def _files_after(backend: Backend, root: str, case: Case) -> dict[str, tuple[str, bytes | None]]:
-    if os.path.isdir(root):  # host backends (local, cmd:): see everything left behind
-        return _tree(root)
-    paths = {p for p, _ in case.files} | set(case.dirs)
-    args = case.args if isinstance(case.args, dict) else {}
-    for key in ("path", "file_path"):
-        value = args.get(key)
-        if isinstance(value, str) and value and not value.startswith(("/", "~", "file:", "@")):
-            paths.add(value.rstrip("/"))
-    states = backend.read_files(root, sorted(paths))
-    return {p: (s.kind, s.data) for p, s in states.items() if s.exists}
-
-
-def _full_output(details: Any) -> str | None:
-    """The bytes of a bash full-output file named in ``details`` (host temp dir), then removed:
-    implementations never delete them and a long fuzz run would fill the disk."""
-    if not isinstance(details, dict):
-        return None
-    for key in FULL_OUTPUT_KEYS:
-        path = details.get(key)
-        if isinstance(path, str) and os.path.isfile(path):
-            try:
-                with open(path, "rb") as fh:
-                    data = fh.read()
-                os.unlink(path)
-            except OSError:
-                return None
-            return describe_bytes(data)
-    return None
-
-
-def execute(backend: Backend, case: Case, *, profile: JsonObj | None = None,
-            deadline_s: float = CALL_DEADLINE_S) -> Outcome:
-    """Run ``case`` in a fresh workspace of ``backend``; an unresponsive implementation gives an
-    ``infra`` outcome and the backend is restarted."""
-    try:
-        backend.start()
-        root = backend.new_workspace(build_plain_archive(case.workspace(), BASE_TIME), {}, profile)
-    except InfrastructureError as exc:
+def execute(backend: Backend, scenario: Scenario) -> Observed:
+    """Run ``scenario`` (one generated call) on ``backend`` with the one executor; an
+    implementation that does not answer gives a ``no-answer`` side and is restarted."""
+    result = run_scenario(backend, scenario, trees=True, full_output=True)
+    unordered = any(step.tool in UNORDERED_TOOLS and scenario.surface == "pi" for step in scenario.steps)
+    step = result.steps[0] if result.steps and result.steps[0].observation is not None else None
+    if result.status == ERROR or step is None:
         _restart(backend)
-        return Outcome("infra", message=str(exc))
-    norm = Normaliser(root)
-    try:
-        try:
-            resp = backend.request("call", {"tool": case.tool, "args": substitute_root(case.args, root)},
-                                   deadline_s=deadline_s)
-        except InfrastructureError as exc:
-            _restart(backend)
-            return Outcome("infra", message=norm.text(str(exc)))
-        raw_tree = _files_after(backend, root, case)
-    finally:
-        backend.drop_workspace(root)
-    files = tuple(sorted((p, describe_bytes(data) if data is not None else kind)
-                         for p, (kind, data) in raw_tree.items()))
-    raw_files = {p: data for p, (kind, data) in raw_tree.items() if data is not None}
-    if not resp.ok:
-        return Outcome("error", kind=resp.error_kind, message=norm.text(resp.error_message),
-                       files=files, raw_files=raw_files)
-    res = resp.result if isinstance(resp.result, dict) else {}
-    content = res.get("content")
-    blocks = tuple(norm.value(b) for b in content) if isinstance(content, list) else ()
-    details = res.get("details")
-    full = _full_output(details)
-    return Outcome("result", content=blocks, is_error=bool(res.get("is_error", False)),
-                   details=norm.value(details) if details not in ({}, None) else None,
-                   files=files, full_output=full, raw_files=raw_files)
+        message = result.message or "; ".join(m for s in result.steps for m in s.messages) or result.reason
+        return Observed(None, no_answer=message or "no answer", unordered=unordered)
+    return Observed(step, unordered=unordered)
 
 
 def _restart(backend: Backend) -> None:
@@ -243,18 +170,59 @@ def _restart(backend: Backend) -> None:
         pass
 
 
-def differences(a: Outcome, b: Outcome) -> list[str]:
-    """The names of the aspects in which two outcomes differ (``files:<path>`` per file)."""
-    out: list[str] = []
-    aa, bb = a.aspects(), b.aspects()
-    for key in aa:
-        if key == "files":
-            fa, fb = aa[key], bb[key]
-            out += [f"files:{p}" for p in sorted(set(fa) | set(fb)) if fa.get(p) != fb.get(p)]
-        elif _canon(aa[key]) != _canon(bb[key]):
-            out.append(key)
-    return out
+def differences(a: Observed, b: Observed) -> list[str]:
+    """The names of the aspects in which two sides differ: observation keys (``status``, ``text``,
+    ``error``, ``details``, ``full_output``…), ``files:<path>`` per workspace path, or
+    ``no-answer`` when either side gave none."""
+    if not (a.answered and b.answered):
+        return [NO_ANSWER]
+    out = differing_keys(a.observation, b.observation, unordered_lines=a.unordered or b.unordered)
+    return out + [f"files:{p}" for p in differing_paths(a.tree, b.tree)]
 
 
-def _canon(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+def _text(value: Any) -> TextMatch | None:
+    return TextMatch(equals=value) if isinstance(value, str) else None
+
+
+def expectation_of(side: Observed, other: Observed) -> Expectation:
+    """What ``side`` showed, as the expectation of the scenario's step: status, text or error,
+    ``is_error``, the error kind, and where ``other`` differs in them, the details (a subset match,
+    with the keys only ``other`` has as ``details_absent``), the content types, and a check for
+    each workspace path. (Differences in the full-output bytes or the image bytes have no
+    expectation; the scenario's comment names them.)"""
+    obs = side.observation
+    theirs = other.observation if other.answered else {}
+    files = []
+    tree = side.tree or {}
+    for path in differing_paths(side.tree, other.tree):
+        entry = tree.get(path)
+        if entry is None:
+            files.append(FileCheck(path, 0, absent=True))
+        elif entry.get("kind") == "file" and isinstance(entry.get("sha256"), str):
+            files.append(FileCheck(path, 0, sha256=entry["sha256"], mode=entry.get("mode")))
+        else:
+            files.append(FileCheck(path, 0, kind=str(entry.get("kind")), mode=entry.get("mode")))
+    if obs.get("status") == "error":
+        return Expectation(status="error", error=_text(obs.get("error")), error_kind=obs.get("error_kind") or None,
+                           files=tuple(files))
+    details, absent = None, ()
+    mine, other_details = obs.get("details"), theirs.get("details")
+    if mine != other_details:
+        if isinstance(mine, dict) and mine:
+            details = mine
+        extra = other_details if isinstance(other_details, dict) else {}
+        absent = tuple(k for k in extra if not isinstance(mine, dict) or k not in mine)
+    types = obs.get("content_types")
+    return Expectation(is_error=bool(obs.get("is_error")), text=_text(obs.get("text")), files=tuple(files),
+                       details=details, details_absent=absent,
+                       content_types=tuple(types) if isinstance(types, list) and types != theirs.get("content_types")
+                       else None)
+
+
+def disagreement_scenario(scenario: Scenario, oracle: Observed, impl: Observed, oracle_label: str) -> Scenario:
+    """The generated scenario with the oracle's observation as its expectation: it passes on the
+    oracle and fails on the implementation while the two disagree."""
+    step = scenario.steps[0]
+    expect = expectation_of(oracle, impl) if oracle.answered else Expectation()
+    title = f"{scenario.title}: as {oracle_label} answers"
+    return replace(scenario, title=title, steps=(replace(step, expect=expect),))

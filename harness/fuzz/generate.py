@@ -1,6 +1,6 @@
-"""Generated tool calls for differential fuzzing. Case ``i`` of seed ``s`` depends only on
-``(s, i)`` (its own ``random.Random``), so any case can be regenerated alone and a run is
-reproducible from its seed.
+"""Generated inputs for differential fuzzing: text, files, paths, malformed values, and the calls
+of read, write and edit (grep and glob: ``trees.py``; bash: ``commands.py``; the case of each
+index: ``cases.py``).
 
 Input classes (each case's ``tag``): CJK, full-width forms, curly quotes, dashes, special spaces,
 combining marks, non-BMP characters, ligatures and other compatibility characters, characters
@@ -18,14 +18,10 @@ import json
 import random
 import unicodedata
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, Literal
 from urllib.parse import quote
 
-from harness.fuzz.execute import ROOT_TOKEN, Case
-
-TOOLS = ("read", "write", "edit", "bash")
-TOOL_WEIGHTS = (30, 20, 35, 15)
+from harness.fuzz.execute import ROOT_TOKEN
 
 ASCII_WORDS = ("alpha", "beta", "gamma", "delta", "value", "name", "x", "id", "TODO", "return 0;",
                "def f():", "    pass", "{", "}", "a = 1", "// note", "key: val", "'quoted'", '"dq"')
@@ -127,8 +123,10 @@ class Gen:
                          (self.word(cls) + " ") * r.randint(6000, 12000))
         if shape == "big":
             filler = self.line(cls) or "filler"
-            while sum(len(x.encode()) + 1 for x in lines) < 52_000:
+            size = sum(len(x.encode("utf-8", "surrogatepass")) + 1 for x in lines)
+            while size < 52_000:
                 lines.append(filler + " " + str(len(lines)))
+                size += len(lines[-1].encode("utf-8", "surrogatepass")) + 1
         if shape == "trailing-ws":
             lines = [x + r.choice(("", " ", "  ", "\t")) for x in lines]
         text = "\n".join(lines)
@@ -361,49 +359,6 @@ def gen_edit(g: Gen) -> tuple[Any, list[tuple[str, bytes]], str]:
     return args, [(path, data)], f"{cls}/{shape}"
 
 
-def gen_bash(g: Gen) -> tuple[Any, list[tuple[str, bytes]], str]:
-    r = g.r
-    files: list[tuple[str, bytes]] = []
-    kind = r.choices(("cat", "cat-exit", "stderr", "seq", "bom", "printf", "empty", "exit", "yes"),
-                     (30, 8, 6, 10, 10, 10, 6, 6, 6))[0]
-    if kind in ("cat", "cat-exit", "stderr"):
-        _, data, cls, shape = make_file(g, "out.txt")
-        files.append(("out.txt", data))
-        tag = f"{cls}/{shape}"
-        command = {"cat": "cat out.txt", "cat-exit": f"cat out.txt; exit {r.randint(1, 3)}",
-                   "stderr": "cat out.txt >&2"}[kind]
-    elif kind == "seq":
-        n = r.choice((5, 1999, 2000, 2001, 2500, r.randint(1, 6000)))
-        command, tag = f"seq 1 {n}", f"lines/{n}"
-    elif kind == "bom":
-        body = r.choice(("hello", "名称", "a\\nb", "", "\\xef\\xbb\\xbfagain"))
-        command, tag = f"printf '\\xef\\xbb\\xbf{body}'", "bom"
-    elif kind == "printf":
-        cls = r.choice(TEXT_CLASSES)
-        word = g.word(cls).replace("'", "").replace("%", "").replace("\\", "")
-        command, tag = f"printf '%s\\n' '{word}'", cls
-    elif kind == "empty":
-        command, tag = r.choice(("true", ":", "printf ''")), "empty"
-    elif kind == "exit":
-        command, tag = f"echo out; exit {r.randint(1, 255)}", "exit"
-    else:
-        n = r.choice((3000, 51200 // 4 + 10, 30000))
-        command, tag = f"yes abc | head -n {n}", f"yes/{n}"
-    args: dict[str, Any] = {"command": g.string_arg(lambda: command)}
-    present, timeout = g.number_arg(lambda: r.choice((30, 60, 10.5)))
-    if present and (timeout in (0, False, None, "", " ", "0x10", "abc", "NaN", "true", True)
-                    or isinstance(timeout, (list, dict))
-                    or (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
-                        and not 5 <= timeout <= TIMER_MAX_S)):
-        # a tiny timeout races the command; so does a huge one: Node fires a timer whose delay
-        # exceeds 2^31-1 ms after 1 ms (both engines emulate it, the outcome is a race in each)
-        timeout = r.choice((30, "30", " 30 "))
-    if present:
-        args["timeout"] = timeout
-    args = malformed_object(g, args, ("command",))
-    return args, files, f"{kind}:{tag}"
-
-
 def malformed_object(g: Gen, args: dict[str, Any], required: tuple[str, ...]) -> Any:
     r = g.r
     roll = r.random()
@@ -421,36 +376,3 @@ def malformed_object(g: Gen, args: dict[str, Any], required: tuple[str, ...]) ->
     if roll < 0.07:
         return {}
     return r.choice(([], "string", 0, None, [args]))
-
-
-GENERATORS = {"read": gen_read, "write": gen_write, "edit": gen_edit, "bash": gen_bash}
-
-
-def generate(seed: int, index: int, tools: tuple[str, ...] = TOOLS) -> Case:
-    g = Gen(seed, index)
-    weights = [w for t, w in zip(TOOLS, TOOL_WEIGHTS, strict=True) if t in tools]
-    tool = g.r.choices([t for t in TOOLS if t in tools], weights)[0]
-    args, files, tag = GENERATORS[tool](g)
-    dirs = sorted({"/".join(p.split("/")[:i]) for p, _ in files for i in range(1, p.count("/") + 1)})
-    if "dir" not in dirs and g.r.random() < 0.3:
-        dirs.append("dir")
-    malformed = "malformed" in g.tags
-    extra = sorted({t for t in g.tags if t.startswith(("path:", "old:"))} - {"path:plain"})
-    label = "+".join([tag, *extra, *(["malformed"] if malformed else [])])
-    return Case(tool, args, tuple(dict(files).items()), tuple(dirs), label, index)
-
-
-def to_surface(case: Case, surface: str) -> Case:
-    """A pi-surface case expressed for the minimax surface (edit's file_path/old_string/new_string)."""
-    if surface != "minimax" or case.tool != "edit" or not isinstance(case.args, dict):
-        return case
-    args = dict(case.args)
-    edits = args.pop("edits", None)
-    first = edits[0] if isinstance(edits, list) and edits and isinstance(edits[0], dict) else {}
-    out: dict[str, Any] = {"file_path": args.pop("path", None)}
-    out["old_string"] = first.get("oldText")
-    out["new_string"] = first.get("newText")
-    out.update({k: v for k, v in args.items() if k not in ("oldText", "newText")})
-    out = {k: v for k, v in out.items() if v is not None}
-
-    return replace(case, args=out)

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from harness.backends.impl import node_runtime
 from harness.errors import UsageError
-from harness.images import RECIPES
 from harness.images.build import build_from_context, build_image, engine_client
+from harness.images.recipes import RECIPES
+from harness.install.pi import node_runtime
 
 ADAPTER_DIR = "/opt/adapter"
 NODE_IN_IMAGE = "/usr/local/bin/node"

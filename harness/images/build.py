@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.backends.docker.engine import Engine, resolve_endpoint
 from harness.errors import InfrastructureError
-from harness.images import (
+from harness.images.engine import Engine, resolve_endpoint
+from harness.images.recipes import (
     DEBIAN_SUITE,
     DEFAULT_DEBIAN_MIRROR,
     LABEL_IMAGE_NAME,

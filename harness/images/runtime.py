@@ -37,15 +37,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.backends.impl import pi_driver
-from harness.images import (
+from harness.images.build import build_from_context, build_lock
+from harness.images.recipes import (
     LABEL_RECIPE_HASH,
     SHORT_HASH_CHARS,
     TAG_REPOSITORY_PREFIX,
     ImageBuildError,
     cache_dir,
 )
-from harness.images.build import build_from_context, build_lock
+from harness.install.pi import pi_driver
 from tools_impl.search.ripgrep import packaged_rg_binary
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -3,7 +3,10 @@ response; the normalisers that remove what varies between runs live in harness/r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import base64
+import binascii
+import hashlib
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 
@@ -28,6 +31,26 @@ def _events(obj: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(events) if isinstance(events, list) else ()
 
 
+def describe_bytes(data: bytes) -> str:
+    """Bytes as an observation shows them: ``sha256:<hex> (<n> bytes)``."""
+    return f"sha256:{hashlib.sha256(data).hexdigest()} ({len(data)} bytes)"
+
+
+def _media(blocks: list[dict[str, Any]]) -> tuple[str, ...]:
+    """Each non-text block (an image) as its MIME type and the digest of its decoded bytes."""
+    out = []
+    for b in blocks:
+        if b.get("type", "text") == "text":
+            continue
+        data = b.get("data")
+        try:
+            raw = base64.b64decode(data, validate=True) if isinstance(data, str) else b""
+        except (binascii.Error, ValueError):
+            raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else b""
+        out.append(f"{b.get('mimeType', b.get('type'))} {describe_bytes(raw)}")
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class Observation:
     """What one step produced. ``status`` is ``result`` (returned) or ``error`` (raised);
@@ -44,6 +67,11 @@ class Observation:
     duration_s: float = 0.0
     # process facts sent beside the result or inside the error (protocol ``process_events``)
     process_events: tuple[Any, ...] = ()
+    # each image block: its MIME type and the digest of its bytes (``describe_bytes``)
+    media: tuple[str, ...] = ()
+    # bash: the bytes of the full-output file the details name, read where the implementation
+    # runs (``describe_bytes``); set only when the run asked for it (``run_scenario(full_output=)``)
+    full_output: str | None = None
 
     @classmethod
     def from_response(cls, resp: ProtocolResponse, duration_s: float) -> Observation:
@@ -58,7 +86,7 @@ class Observation:
             return cls("result", text=text, is_error=bool(res.get("is_error", False)),
                        content_types=tuple(str(b.get("type", "text")) for b in blocks),
                        details=res.get("details"), result=res, duration_s=duration_s,
-                       process_events=_events(res))
+                       process_events=_events(res), media=_media(blocks))
         # a non-call op: the result object is the details; its ``output`` (or ``text``) string,
         # if any, is the text, so task_output can be matched like a tool result
         text = ""
@@ -76,7 +104,16 @@ class Observation:
                        details=self.details)
         else:
             out.update(error=self.error_message, error_kind=self.error_kind)
+        if self.media:
+            out["media"] = list(self.media)
+        if self.full_output is not None:
+            out["full_output"] = self.full_output
         return out
+
+    def with_full_output(self, data: bytes | None, kind: str = "file") -> Observation:
+        """This observation with the full-output file's bytes, or its kind when it is no file
+        (``absent``)."""
+        return replace(self, full_output=describe_bytes(data) if data is not None else kind)
 
     def lookup(self, dotted: str) -> Any:
         """A value by dotted path: ``details.a.b``, ``text``, ``error``, ``result.x``."""

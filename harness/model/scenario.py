@@ -9,7 +9,8 @@ from typing import Any
 
 JsonObj = dict[str, Any]
 
-KNOWN_TOOLS: tuple[str, ...] = ("read", "write", "edit", "grep", "glob", "bash")
+# ``find`` is pi's own file finder (the pi surface: the pi driver, the upstream emulation)
+KNOWN_TOOLS: tuple[str, ...] = ("read", "write", "edit", "grep", "glob", "bash", "find")
 KNOWN_OPS: tuple[str, ...] = ("cancel", "task_output", "task_stop", "task_query", "classify", "fs_read")
 SURFACES: tuple[str, ...] = ("minimax", "pi")
 NORMALIZERS: tuple[str, ...] = ("workspace", "tmpfiles", "task_ids", "durations", "home")
@@ -57,6 +58,7 @@ class FileCheck:
     mode: int | None = None
     kind: str | None = None
     contains: tuple[str, ...] = ()
+    sha256: str | None = None  # the SHA-256 of the exact bytes (hex), when the bytes are too long to inline
 
     def expected_bytes(self) -> bytes | None:
         """The exact bytes expected, from ``text`` (encoded) or ``base64``; None if unconstrained."""
@@ -96,7 +98,7 @@ class Step:
     line: int
     tool: str | None
     op: str | None
-    args: JsonObj
+    args: Any  # a mapping, except a tool call's malformed arguments (sent as they are)
     timeout: float | None = None  # the host deadline the step sets; None: harness.run.deadlines decides
     when: JsonObj = field(default_factory=dict)
     expect: Expectation = field(default_factory=Expectation)

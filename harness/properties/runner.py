@@ -12,21 +12,22 @@ implementation did not answer). A ``--baseline`` adds ``xfail`` (a listed failur
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import os
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from harness.backends.base import Backend, HelloInfo
+from harness.corpus.scenario_writer import dump_scenario
 from harness.errors import InfrastructureError
-from harness.model.scenario import Workspace, WorkspaceEntry
+from harness.model.observation import Observation
+from harness.model.scenario import Expectation, FileCheck, Scenario, TextMatch, Workspace, WorkspaceEntry
+from harness.model.scenario import Step as ScenarioStep
 from harness.properties.invariants import Example, Invariant
-from harness.run.normalise import TMPFILE_RE, NormalisationContext, normalize_text
+from harness.run.normalise import TMPFILE_RE, NormalisationContext, normalize_observation
 from harness.run.session import Session
 from harness.run.workspace_archive import build_plain_archive
 
@@ -34,7 +35,7 @@ PASS, FAIL, PATCH_ABSENT, NOT_APPLICABLE, ERROR = "pass", "fail", "patch-absent"
 XFAIL, STALE = "xfail", "stale"  # set by a --baseline (harness/properties/baseline.py)
 CALL_DEADLINE_S = 60.0
 BASE_TIME = 1_767_225_600.0
-EXAMPLE_NORMALISERS = ("tmpfiles", "workspace")  # as the counterexample scenarios declare
+EXAMPLE_NORMALISERS = ("workspace", "tmpfiles")  # as the counterexample scenarios declare
 
 
 @dataclass
@@ -63,33 +64,28 @@ def run_example(backend: Backend, example: Example, profile: dict[str, Any] | No
     entries = tuple(WorkspaceEntry(p, "file", d) for p, d in example.files)
     with Session(backend, build_plain_archive(Workspace(entries), BASE_TIME), {}, profile) as session:
         ctx = NormalisationContext(roots=(session.root, os.path.realpath(session.root)))
-
-        def norm(text: str) -> str:
-            return normalize_text(text, EXAMPLE_NORMALISERS, ctx)
-
         for k, step in enumerate(example.steps, 1):
             resp = session.call(step.tool, step.args, deadline_s=CALL_DEADLINE_S)
+            # the one observation type, normalised as the counterexample scenario declares
+            obs = normalize_observation(Observation.from_response(resp, 0.0), EXAMPLE_NORMALISERS, ctx)
             where = f"step {k} ({step.tool} {_describe(step.args)})"
-            if not resp.ok:
-                got = norm(resp.error_message)
+            if obs.status == "error":
+                got = obs.error_message
                 if step.status != "error":
                     raise Mismatch(f"{where}: expected a result, the call raised: {_describe(got)}")
                 if step.error is not None and got != step.error:
                     raise Mismatch(f"{where}: error\n  expected {_describe(step.error)}\n  actual   {_describe(got)}")
                 continue
-            res = resp.result if isinstance(resp.result, dict) else {}
-            content = res.get("content")
-            blocks = content if isinstance(content, list) else []
-            text = norm("\n".join(str(b.get("text", "")) for b in blocks
-                                   if isinstance(b, dict) and b.get("type", "text") == "text"))
+            text = obs.text
             if step.status == "error":
                 raise Mismatch(f"{where}: expected the call to raise {_describe(step.error)}, it returned {_describe(text)}")
-            if step.is_error is not None and bool(res.get("is_error", False)) != step.is_error:
-                raise Mismatch(f"{where}: is_error is {res.get('is_error')!r}, expected {step.is_error!r}: {_describe(text)}")
+            if step.is_error is not None and obs.is_error != step.is_error:
+                raise Mismatch(f"{where}: is_error is {obs.is_error!r}, expected {step.is_error!r}: {_describe(text)}")
             if step.text is not None and text != step.text:
                 raise Mismatch(f"{where}: text\n  expected {_describe(step.text)}\n  actual   {_describe(text)}")
             if step.full_output is not None:
-                _check_full_output(session, where, res.get("details"), step.full_output)
+                raw_details = resp.result.get("details") if isinstance(resp.result, dict) else None
+                _check_full_output(session, where, raw_details, step.full_output)
         states = session.read_files([p for p, _ in example.final_files])
         for path, data in example.final_files:
             state = states.get(path)
@@ -114,51 +110,33 @@ def _check_full_output(session: Session, where: str, details: Any, expected: byt
                        f"{len(expected)} bytes of the whole output")
 
 
-# -- scenario YAML --------------------------------------------------------------------------------
+# -- the counterexample as a scenario ------------------------------------------------------------
 
-def _file_yaml(data: bytes) -> dict[str, Any]:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = None
-    if text is not None and "\r" not in text and not text.startswith("\ufeff"):
-        return {"text": text}
-    return {"base64": base64.b64encode(data).decode("ascii")}
+def example_scenario(inv: Invariant, example: Example, surface: str = "minimax") -> Scenario:
+    """The counterexample as a scenario: same workspace, same calls, the oracle's expectations."""
+    digest = hashlib.sha256(repr((example.files, example.steps)).encode()).hexdigest()[:8]
+    steps = []
+    for k, step in enumerate(example.steps, 1):
+        if step.status == "error":
+            expect = Expectation(status="error", error=None if step.error is None else TextMatch(equals=step.error))
+        else:
+            expect = Expectation(is_error=step.is_error, text=None if step.text is None else TextMatch(equals=step.text))
+        steps.append(ScenarioStep(id=f"step-{k}", index=k, line=0, tool=step.tool, op=None, args=step.args,
+                                  expect=expect))
+    return Scenario(
+        id=f"properties/{inv.name.replace('.', '-')}-{digest}", path="", line=0,
+        title=f"property {inv.name}: {inv.title}",
+        tags=("properties", inv.name, *([f"patch:{inv.patch}"] if inv.patch else [])),
+        surface=surface, normalize=EXAMPLE_NORMALISERS,
+        workspace=Workspace(tuple(WorkspaceEntry(p, "file", d) for p, d in example.files)),
+        steps=tuple(steps), files=tuple(FileCheck(p, 0, data=d) for p, d in example.final_files))
 
 
 def scenario_yaml(inv: Invariant, example: Example, impl: str, failure: str, surface: str = "minimax") -> str:
-    """The counterexample as a scenario: same workspace, same calls, the oracle's expectations."""
-    digest = hashlib.sha256(repr((example.files, example.steps)).encode()).hexdigest()[:8]
-    sid = f"properties/{inv.name.replace('.', '-')}-{digest}"
-    steps: list[dict[str, Any]] = []
-    for step in example.steps:
-        expect: dict[str, Any] = {}
-        if step.status == "error":
-            expect["status"] = "error"
-            if step.error is not None:
-                expect["error"] = step.error
-        else:
-            if step.is_error is not None:
-                expect["is_error"] = step.is_error
-            if step.text is not None:
-                expect["text"] = step.text
-        steps.append({"tool": step.tool, "args": step.args, "expect": expect})
-    doc: dict[str, Any] = {
-        "id": sid,
-        "title": f"property {inv.name}: {inv.title}",
-        "tags": ["properties", inv.name, *([f"patch:{inv.patch}"] if inv.patch else [])],
-        "surface": surface,
-        "normalize": ["workspace", "tmpfiles"],
-        "workspace": {"files": [{"path": p, **_file_yaml(d)} for p, d in example.files]},
-        "steps": steps,
-    }
-    if example.final_files:
-        doc["files"] = {p: _file_yaml(d) for p, d in example.final_files}
-    header = "".join(f"# {line}\n" for line in (
-        f"Counterexample found by `toolproof properties --impl {impl}` (spec {inv.rule}).",
-        *failure.splitlines()))
-    body = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
-    return header + body
+    """``example_scenario`` as scenario YAML, headed by how it was found and why it failed."""
+    comment = "\n".join((f"Counterexample found by `toolproof properties --impl {impl}` (spec {inv.rule}).",
+                          *failure.splitlines()))
+    return dump_scenario(example_scenario(inv, example, surface), comment)
 
 
 # -- the Hypothesis loop --------------------------------------------------------------------------

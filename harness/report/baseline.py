@@ -34,9 +34,9 @@ from pathlib import Path
 
 import yaml
 
-from harness.corpus.shipped import shipped_root
 from harness.corpus.yaml_reader import Node, YamlReader, parse_yaml_document, read_document_text
 from harness.errors import ScenarioError, UsageError
+from harness.install.shipped import shipped_root
 from harness.model.results import (
     BASELINE_DIFFERENT,
     BASELINE_NO_SUCH_STEP,

@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.model.results import ERROR, SKIP, RunResult, StepResult
 from harness.run.compare import readable_diff
-from harness.run.equivalence import comparable
+from harness.run.equivalence import comparable, differing_keys, differing_paths
 
 DIFF_FORMAT = 2
 MARKDOWN_MAX_DIFFS = 50
@@ -63,13 +63,15 @@ def _step_difference(scenario: str, lst: StepResult, rst: StepResult, labels: tu
     if lst.status != rst.status:
         fields.append("status")
         parts.append(f"status: {labels[0]} {lst.status}, {labels[1]} {rst.status}")
-    a, b = comparable(lst.observation), comparable(rst.observation)
-    if a is not None and b is not None and a != b:
-        fields += sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    keys = differing_keys(lst.observation, rst.observation)
+    if keys:
+        a, b = comparable(lst.observation), comparable(rst.observation)
+        fields += keys
         ja = json.dumps(a, ensure_ascii=False, indent=1, sort_keys=True)
         jb = json.dumps(b, ensure_ascii=False, indent=1, sort_keys=True)
         parts.append(readable_diff(ja + "\n", jb + "\n", labels))
-    if lst.tree is not None and rst.tree is not None and lst.tree != rst.tree:
+    if differing_paths(lst.tree, rst.tree):
+        assert lst.tree is not None and rst.tree is not None
         fields.append("files")
         parts.append("workspace files after the step:\n" + _tree_diff(lst.tree, rst.tree, labels))
     if not fields:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import difflib
+import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -152,7 +153,8 @@ def check_file(check: FileCheck, state: FileState, where: str = "files") -> list
     if not state.exists:
         return [Mismatch(f"{label}: expected to exist, but it is absent")]
     out: list[Mismatch] = []
-    want_kind = check.kind or ("file" if check.expected_bytes() is not None or check.contains else None)
+    want_kind = check.kind or ("file" if check.expected_bytes() is not None or check.contains or check.sha256
+                               else None)
     if want_kind is not None and state.kind != want_kind:
         out.append(Mismatch(f"{label}: expected a {want_kind}, found a {state.kind}"))
         return out
@@ -170,6 +172,9 @@ def check_file(check: FileCheck, state: FileState, where: str = "files") -> list
         else:
             out.append(Mismatch(f"{label}: bytes differ; expected base64 {base64.b64encode(want).decode()[:80]}, "
                                 f"got {base64.b64encode(data).decode()[:80]}"))
+    if check.sha256 is not None and hashlib.sha256(data).hexdigest() != check.sha256:
+        out.append(Mismatch(f"{label}: bytes differ; expected SHA-256 {check.sha256}, got "
+                            f"{hashlib.sha256(data).hexdigest()} ({len(data)} bytes)"))
     for needle in check.contains:
         if needle not in _decode(data, check):
             out.append(Mismatch(f"{label}: does not contain {_short(needle)}"))

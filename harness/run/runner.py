@@ -24,7 +24,7 @@ from harness.model.results import ERROR, FAIL, PASS, SKIP, RunInfo, RunResult, S
 from harness.model.scenario import Requires, Scenario, Step
 from harness.run.compare import Mismatch, SnapshotHook, check_file, check_observation
 from harness.run.deadlines import describe_unanswered, step_deadline
-from harness.run.normalise import context_for, find_task_ids, normalize_observation
+from harness.run.normalise import TMPFILE_RE, context_for, find_task_ids, normalize_observation
 from harness.run.programs import missing_programs
 from harness.run.session import Session
 from harness.run.workspace_archive import build_archive
@@ -35,6 +35,8 @@ PROCESS_START_GRACE_S = 0.2  # lets just-spawned background work show up before 
 PROCESS_POLL_S = 0.1
 VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 FINAL_FILES_STEP = "files"
+WORKSPACE_VARIABLE = "WORKSPACE"  # ``${WORKSPACE}`` in args: the workspace root as the implementation sees it
+FULL_OUTPUT_KEYS = ("fullOutputPath", "full_output_path")
 PROCESSES_STEP = "processes"
 
 BackendFactory = Callable[[], Backend]
@@ -110,12 +112,23 @@ def infrastructure_result(scenario: Scenario, exc: HarnessError, context: str = 
     return ScenarioResult(scenario.id, ERROR, message=f"infrastructure: {context}{exc}", **base)  # type: ignore[arg-type]
 
 
+def _full_output_path(details: Any) -> str | None:
+    """The bash full-output file a result's details name, if any."""
+    if isinstance(details, dict):
+        for key in FULL_OUTPUT_KEYS:
+            path = details.get(key)
+            if isinstance(path, str) and TMPFILE_RE.fullmatch(path):
+                return path
+    return None
+
+
 def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook | None = None,
-                 keep_observations: bool = True, trees: bool = False,
+                 keep_observations: bool = True, trees: bool = False, full_output: bool = False,
                  call_timeout: float | None = None) -> ScenarioResult:
     """Run one scenario on a started-or-startable backend. Raises nothing: infrastructure
     problems become ``error`` results (and the caller should ``restart()`` the backend).
     ``trees``: list the workspace tree after every step (``StepResult.tree``), for ``diff``;
+    ``full_output``: read the bash full-output file a step's details name into its observation;
     ``call_timeout``: the deadline of calls without one of their own (``harness.run.deadlines``)."""
     t0 = time.monotonic()
     base = {"path": scenario.path, "title": scenario.title, "tags": scenario.tags}
@@ -142,7 +155,7 @@ def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook
         session = Session(backend, archive, env, scenario.profile)
         root = session.root
         ctx = context_for(scenario, backend.name, hello, root)
-        variables: dict[str, Any] = {}
+        variables: dict[str, Any] = {WORKSPACE_VARIABLE: root}
         caps = hello.capabilities
         for step in scenario.steps:
             if status_error:
@@ -165,6 +178,10 @@ def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook
                 steps.append(StepResult(step.id, ERROR, (f"infrastructure: {exc}",), time.monotonic() - s0))
                 continue
             raw = Observation.from_response(resp, time.monotonic() - s0)
+            output_path = _full_output_path(raw.details) if full_output else None
+            if output_path is not None:
+                state = session.read_files([output_path])[output_path]
+                raw = raw.with_full_output(state.data if state.kind == "file" else None, state.kind)
             for name, src in step.save:
                 variables[name] = raw.lookup(src)
             ctx = replace(ctx, task_ids=(*ctx.task_ids, *find_task_ids(raw)))

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.corpus.shipped import snapshot_root_for
+from harness.install.shipped import snapshot_root_for
 from harness.model.scenario import Scenario
 from harness.run.compare import readable_diff
 

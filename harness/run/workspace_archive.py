@@ -5,6 +5,7 @@ one initial commit made with a fixed author, committer and date so the commit is
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import shutil
@@ -23,6 +24,7 @@ GIT_EMAIL = "toolproof@example.invalid"
 GIT_DATE = "2026-01-01T00:00:00+00:00"
 GIT_TIMEOUT_S = 60
 INITIAL_COMMIT_MESSAGE = "initial"
+GIT_ARCHIVE_CACHE = 16
 
 
 def _info(entry: WorkspaceEntry, base_time: float) -> tarfile.TarInfo:
@@ -95,9 +97,12 @@ def _git(args: list[str], cwd: str) -> None:
         raise InfrastructureError(f"git {args[0]} failed: {msg}")
 
 
+@functools.lru_cache(maxsize=GIT_ARCHIVE_CACHE)
 def build_git_archive(workspace: Workspace, base_time: float) -> bytes:
     """Materialise the entries in a temp dir, ``git init`` + commit them, and tar the tree
-    (including ``.git``) with the declared mtimes kept and every other member at ``base_time``."""
+    (including ``.git``) with the declared mtimes kept and every other member at ``base_time``.
+    The last few archives are kept: two runs of one workspace in the same second (the two sides
+    of a fuzz case, a scenario on two backends) run git once."""
     plain = build_plain_archive(workspace, base_time)
     tmp = tempfile.mkdtemp(prefix="toolproof-git-")
     try:
@@ -134,5 +139,6 @@ def build_archive(workspace: Workspace, base_time: float | None = None) -> bytes
     relative ``mtime`` values count from."""
     now = time.time() if base_time is None else base_time
     if workspace.git:
+        now = float(int(now))  # tar mtimes are whole seconds: equal archives within one second
         return build_git_archive(workspace, now)
     return build_plain_archive(workspace, now)

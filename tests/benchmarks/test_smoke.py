@@ -22,6 +22,7 @@ EDIT_SIZES = [f"edit.{kind}.{size}" for kind in ("exact", "fuzzy") for size in (
 GROWTH = ["edit.exact.growth", "edit.fuzzy.growth", "edit.calibration.growth", "growth.x1", "growth.x10", "growth.x100"]
 OTHER = ["rg.content", "rg.files_with_matches", "corpus.local.j1", "corpus.local.j2",
          "corpus.docker.j1", "corpus.docker.j2", "docker"]
+FUZZ = ["fuzz.rate"]  # benchmarks/fuzz_rate.py, after the others
 TARGETS = {"read.small": 0.5, "read.large": 0.5, "read.large.new": 0.5, "write.small": 0.5, "bash.true": 0.5,
            "rg.content": 1.2, "rg.files_with_matches": 1.2,
            **{row: 1.0 for row in ["edit.exact.small", "edit.fuzzy.small", *EDIT_SIZES]}}
@@ -46,7 +47,7 @@ def _by_id(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def test_every_row_is_in_the_table_and_the_json(smoke: tuple[str, list[dict[str, Any]]]) -> None:
     stdout, rows = smoke
     # a smoke run never runs benchmarks/docker_bench.py: one "docker" row says so
-    assert [row["id"] for row in rows] == [*PER_CALL, *EDIT_SIZES, *GROWTH, *OTHER]
+    assert [row["id"] for row in rows] == [*PER_CALL, *EDIT_SIZES, *GROWTH, *OTHER, *FUZZ]
     assert _by_id(rows)["docker"]["reference"] == "skipped"
     for row in rows:
         assert f"| {row['section']} | {row['label']} | {row['reference']} |" in stdout
@@ -78,6 +79,9 @@ def test_timings_are_sane_and_ratios_consistent(smoke: tuple[str, list[dict[str,
     for rid in ("growth.x1", "growth.x10", "growth.x100"):
         assert by_id[rid]["data"]["reference_calls_per_s"] > 0
     assert [by_id[r]["data"]["files"] for r in ("growth.x1", "growth.x10", "growth.x100")] == [10, 100, 1000]
+    fuzz = by_id["fuzz.rate"]["data"]
+    assert fuzz["calls"] == 100 and fuzz["upstream_calls_per_s"] > 0 and fuzz["met"] == (
+        fuzz["upstream_calls_per_s"] >= fuzz["target_calls_per_s"])
     for rid in ("corpus.local.j1", "corpus.local.j2"):
         assert by_id[rid]["data"]["wall_s"] > 0
         assert " pass" in by_id[rid]["data"]["summary"]

@@ -90,14 +90,12 @@ def test_shipped_corpus_passes_on_docker_with_the_same_observations_as_local(
 def test_upstream_emulation_matches_behaviour_recorded_from_published_pi() -> None:
     """adapters/pi/scenarios pin outputs recorded from the published pi 0.79.1 tools; the
     reference server with --upstream (engine only, every patch off) must reproduce them."""
-    import sys
-
-    from harness.backends.cmd import CmdBackend
+    from harness.backends.registry import backend_selection
 
     scenarios = load_corpus([REPO / "adapters" / "pi" / "scenarios"])
     assert len(scenarios) >= 8
-    command = f"{sys.executable} -m tools_impl.server --upstream"
-    run = Runner(lambda: CmdBackend(command), jobs=2, backend_label="upstream").run(scenarios)
+    # --impl upstream on the local backend: pi's grep and find find rg and fd as pi's do
+    run = Runner(backend_selection("local", "upstream").factory, jobs=2, backend_label="upstream").run(scenarios)
     assert _problems(run) == []
     # only a scenario that needs a non-root run (a read-only file is writable as root) may skip
     skipped = {s.id: s.reason for s in run.scenarios if s.status == "skip"}

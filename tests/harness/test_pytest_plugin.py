@@ -77,7 +77,7 @@ def test_invalid_scenario_is_a_collection_error_naming_file_line_and_field(corpu
     (corpus.path / "scenarios" / "bad.yaml").write_text("id: p/bad\nsteps:\n  - tool: reed\n")
     result = corpus.runpytest("--toolproof", BACKEND, "scenarios")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*bad.yaml:3: steps[[]1[]].tool: expected one of read, write, edit, grep, glob, bash;*"])
+    result.stdout.fnmatch_lines(["*bad.yaml:3: steps[[]1[]].tool: expected one of read, write, edit, grep, glob, bash, find;*"])
 
 
 def test_snapshots_are_stored_in_top_level_snapshots_and_updated_on_request(pytester: pytest.Pytester) -> None:
@@ -202,7 +202,7 @@ def test_snapshot_update_never_touches_the_snapshots_of_an_installed_corpus(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 21 item 7: ``--snapshot-update`` (which syrupy suggests) rewrote and deleted the
     shipped snapshots inside site-packages. There they are compared, never written."""
-    import harness.corpus.shipped as shipped
+    import harness.install.shipped as shipped
 
     packaged = pytester.mkdir("site") / "harness" / shipped.PACKAGE_DATA_DIR
     (packaged / "scenarios").mkdir(parents=True)

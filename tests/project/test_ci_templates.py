@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from harness.cli import build_parser
-from harness.corpus.shipped import is_shipped_name, resolve
-from harness.scaffold import GITHUB_WORKFLOW, GITLAB_FILE, plan
+from harness.install.shipped import is_shipped_name, resolve
+from harness.scaffold.project import GITHUB_WORKFLOW, GITLAB_FILE, plan
 from tests.support.linters import actionlint, gitlab_schema_problems
 from tests.support.repo import REPO
 
@@ -52,7 +52,7 @@ def check_command(line: str) -> None:
             for path in getattr(args, "paths", []) or []:
                 if is_shipped_name(path):
                     resolve(path)
-        elif argv[:3] == ["python", "-m", "harness.corpus.shipped"]:
+        elif argv[:3] == ["python", "-m", "harness.install.shipped"]:
             assert argv[3] == "where", line
 
 

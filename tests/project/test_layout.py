@@ -141,3 +141,57 @@ def test_imports_inside_functions_are_only_of_optional_dependencies_with_a_reaso
             if not optional or not explained:
                 offending.append(f"{name}:{lineno}: {module}")
     assert offending == []
+
+
+# The layers of harness/ (docs/architecture.md, "Layers"), lowest first: a package imports only
+# from its own layer's foundations and the layers below it, never from one above, and the
+# packages of one layer do not import each other.
+HARNESS_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "model", "install"),
+    ("images",),
+    ("backends",),
+    ("run",),
+    ("corpus",),
+    ("report",),
+    ("properties", "fuzz", "importers", "scaffold"),
+    ("cli",),
+    ("pytest_plugin",),  # pytest's entry point reads the project config as the CLI does
+)
+FOUNDATIONS = ("errors", "model", "install")  # the bottom layer: usable from every other
+
+
+def _layer(module: str) -> tuple[int, str]:
+    package = module.split(".")[1] if module.count(".") else ""
+    for rank, layer in enumerate(HARNESS_LAYERS):
+        if package in layer:
+            return rank, package
+    return -1, package
+
+
+def test_no_import_in_harness_runs_up_the_layers() -> None:
+    modules = _sources("harness")
+    upward = []
+    for name, path in modules.items():
+        rank, package = _layer(name)
+        for target in _top_level_imports(path, modules):
+            t_rank, t_package = _layer(target)
+            if t_package == package or rank < 0 or t_rank < 0:
+                continue
+            if t_rank > rank or (t_rank == rank and package not in FOUNDATIONS):
+                upward.append(f"{name} -> {target}")
+    assert upward == []
+    assert {p.name.removesuffix(".py") for p in (REPO / "harness").iterdir()
+            if (p.is_dir() and (p / "__init__.py").exists()) or p.suffix == ".py"} - {"__init__"} == {
+        package for layer in HARNESS_LAYERS for package in layer}
+
+
+def test_every_command_family_lives_in_cli() -> None:
+    """One CLI convention: ``harness/cli/*_commands.py``; no package keeps a ``cli.py`` of its own."""
+    assert sorted(str(p.relative_to(REPO)) for p in (REPO / "harness").rglob("cli.py")) == []
+
+
+@pytest.mark.parametrize("package", ["images", "scaffold", "install"])
+def test_package_init_holds_no_logic(package: str) -> None:
+    tree = ast.parse((REPO / "harness" / package / "__init__.py").read_text(encoding="utf-8"))
+    assert [type(node).__name__ for node in tree.body if not (
+        isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))] == []

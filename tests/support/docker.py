@@ -57,8 +57,8 @@ def docker_engine() -> None:
 @pytest.fixture(scope="session")
 def docker_image(docker_engine: None) -> str:
     """The linux-bash image tag, built (or found cached) once per session."""
-    from harness.images import ImageBuildError
     from harness.images.build import build_image
+    from harness.images.recipes import ImageBuildError
 
     try:
         return build_image("linux-bash").tag

@@ -28,6 +28,7 @@ from tools_impl.core.profile import REFERENCE
 from tools_impl.core.result import TextBlock, ToolResult, text_result
 from tools_impl.core.tool import MODE_PARALLEL, Tool, by_surface, keep_arguments
 from tools_impl.js.text import JS_WHITESPACE, cut_text_prefix, finite_float, js_number, js_trim, utf8_len
+from tools_impl.search.pi_tools import PI_GREP_SCHEMA, pi_grep
 from tools_impl.search.ripgrep import RgResult, run_rg
 from tools_impl.search.scan_policy import is_sensitive_search_path, scan_exclude_args, sensitive_exclude_args
 from tools_impl.shared.paths import search_root
@@ -549,4 +550,9 @@ def _render(inp: GrepInputs, res: RgResult, cwd: str, ctx: ToolContext) -> ToolR
     )
 
 
-TOOL = Tool(NAME, MODE_PARALLEL, by_surface(SCHEMA, SCHEMA), keep_arguments, execute)
+def execute_on_surface(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    """MiniMax's desktop grep with the wrapper; pi's own grep without it (spec grep.8)."""
+    return execute(args, ctx) if ctx.profile.wrapper else pi_grep(args, ctx)
+
+
+TOOL = Tool(NAME, MODE_PARALLEL, by_surface(SCHEMA, PI_GREP_SCHEMA), keep_arguments, execute_on_surface)

@@ -154,7 +154,7 @@ def hello_result(profile: Profile, base: Profile, ops: list[str]) -> m.HelloResu
         version=__version__,
         surface=surface_of(profile),
         surfaces=list(SURFACES),
-        tools=tool_names(),
+        tools=tool_names(base),
         ops=ops,
         patches=applied_patches(profile),
         all_patches=all_patch_names(),

@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from harness.backends.base import Backend, Capabilities, HelloInfo, JsonObj
 from harness.backends.client import ProtocolClient, Response
 from harness.backends.docker.cleanup import cleanup
-from harness.backends.docker.engine import Engine, shared_engine
 from harness.backends.docker.hardening import (
     DEFAULT_HARDENING,
     LABEL_BACKEND,
@@ -54,7 +53,15 @@ from harness.backends.docker.runtime import runtime_payload, supervisor_config
 from harness.backends.docker.supervisor import FATAL_PREFIX
 from harness.backends.impl import REFERENCE, Implementation
 from harness.errors import InfrastructureError
-from harness.images import LABEL_IMAGE_NAME, PWSH_SKIP_REASON, RECIPES, ImageBuildError, get_recipe, image_tag
+from harness.images.engine import Engine, shared_engine
+from harness.images.recipes import (
+    LABEL_IMAGE_NAME,
+    PWSH_SKIP_REASON,
+    RECIPES,
+    ImageBuildError,
+    get_recipe,
+    image_tag,
+)
 from harness.images.runtime import ensure_runtime_image
 from harness.model.file_state import FileState
 

@@ -13,9 +13,9 @@ import socket
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.backends.docker.engine import Engine, shared_engine
 from harness.backends.docker.hardening import LABEL_OWNER, LABEL_RUN_ID, label_filters, process_start_ticks
 from harness.errors import InfrastructureError
+from harness.images.engine import Engine, shared_engine
 
 
 @dataclass

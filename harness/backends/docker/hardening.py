@@ -26,7 +26,7 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.images import cache_dir
+from harness.images.recipes import cache_dir
 
 LABEL_RUN_ID = "org.toolproof.run-id"
 LABEL_ROLE = "org.toolproof.role"

@@ -11,7 +11,7 @@ import pytest
 
 from harness.cli import main
 from harness.cli.docs_commands import topics
-from harness.corpus.shipped import SHIPPED_DIRS, SHIPPED_FILES
+from harness.install.shipped import SHIPPED_DIRS, SHIPPED_FILES
 from tests.support.repo import REPO
 
 

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.images import (
+from harness.images.build import check_buildable
+from harness.images.recipes import (
     PWSH_SKIP_REASON,
     RECIPES,
     ImageBuildError,
@@ -25,7 +26,6 @@ from harness.images import (
     rootfs_key,
     windows_base_for_build,
 )
-from harness.images.build import check_buildable
 
 DEB822 = """\
 Types: deb

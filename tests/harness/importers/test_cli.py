@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.backends.local import LocalBackend
+from harness.cli.import_commands import NO_WORKSPACE_NOTE, register_cli
 from harness.corpus.loader import load_corpus, parse_scenario_text
-from harness.importers.cli import NO_WORKSPACE_NOTE, register_cli
 from harness.importers.importer import render_yaml
 from harness.importers.workspace_files import (
     WorkspaceLimits,

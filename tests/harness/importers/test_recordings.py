@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 from harness.backends.local import LocalBackend
+from harness.cli.import_commands import register_cli
 from harness.corpus.loader import load_corpus
-from harness.importers.cli import register_cli
 from harness.importers.importer import ImportOptions, SessionImport, build_session
 from harness.importers.readers import READERS, detect_platform, read_trace
 from harness.importers.trace import FORMATS, RecordedPlatform, TraceError

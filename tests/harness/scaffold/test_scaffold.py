@@ -13,11 +13,11 @@ import pytest
 
 from harness.cli import main
 from harness.cli.config import load_config
-from harness.corpus.shipped import shipped_root
 from harness.errors import UsageError
+from harness.install.origin import from_direct_url
+from harness.install.shipped import shipped_root
 from harness.report.baseline import load_baseline
-from harness.scaffold import GITHUB_WORKFLOW, GITLAB_FILE, implementation_name, named_adapter, plan
-from harness.scaffold.install import from_direct_url
+from harness.scaffold.project import GITHUB_WORKFLOW, GITLAB_FILE, implementation_name, named_adapter, plan
 
 SPEC = ("--pip-spec", "toolproof==0.1.0")  # the install source is tested on its own below
 

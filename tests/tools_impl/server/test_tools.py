@@ -12,7 +12,7 @@ from tools_impl.server.tools import NON_TOOL_OPS, TOOLS, tool_names
 from tools_impl.write import tool as write_tool
 
 EXPECTED_MODES = {"read": "parallel", "write": "sequential", "edit": "sequential",
-                  "grep": "parallel", "glob": "parallel", "bash": "sequential"}
+                  "grep": "parallel", "glob": "parallel", "bash": "sequential", "find": "parallel"}
 # (MiniMax surface, pi surface) required arguments
 EXPECTED_REQUIRED = {
     "read": (["path"], ["path"]),
@@ -21,11 +21,14 @@ EXPECTED_REQUIRED = {
     "grep": (["pattern"], ["pattern"]),
     "glob": (["pattern"], ["pattern"]),
     "bash": (["command"], ["command"]),
+    "find": (["pattern"], ["pattern"]),
 }
 
 
-def test_the_table_holds_the_six_tools_in_order_and_classify() -> None:
-    assert tool_names() == ["read", "write", "edit", "grep", "glob", "bash"]
+def test_the_table_holds_the_six_tools_in_order_pi_find_on_the_pi_surface_and_classify() -> None:
+    assert tool_names(REFERENCE) == ["read", "write", "edit", "grep", "glob", "bash"]
+    assert tool_names(UPSTREAM_PI) == ["read", "write", "edit", "grep", "glob", "bash", "find"]
+    assert tool_names() == tool_names(UPSTREAM_PI)
     assert list(NON_TOOL_OPS) == ["classify"]
 
 

@@ -18,7 +18,6 @@ import pytest
 
 from harness.backends.docker.backend import DockerBackend, resolve_image
 from harness.backends.docker.cleanup import owner_alive
-from harness.backends.docker.engine import resolve_endpoint
 from harness.backends.docker.hardening import (
     ContainerSpec,
     Hardening,
@@ -37,7 +36,8 @@ from harness.backends.docker.supervisor import (
 )
 from harness.backends.impl import parse_impl
 from harness.errors import UsageError
-from harness.images import image_tag
+from harness.images.engine import resolve_endpoint
+from harness.images.recipes import image_tag
 from harness.images.runtime import (
     EXECUTE_ONLY_MODE,
     Payload,

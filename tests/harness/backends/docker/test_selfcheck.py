@@ -1,4 +1,4 @@
-"""The backend self-check suite (harness.backends.selfcheck) passes on the docker backend: no check
+"""The backend self-check suite (harness.run.selfcheck) passes on the docker backend: no check
 fails or errors, and each skip carries its reason. Skipped without an engine unless
 TOOLPROOF_REQUIRE_DOCKER=1."""
 
@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from harness.backends.docker.backend import DockerBackend, cleanup
-from harness.backends.selfcheck import CHECKS, run_selfcheck
+from harness.run.selfcheck import CHECKS, run_selfcheck
 from tests.support.docker import docker_engine, docker_image  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from harness.corpus.shipped import resolve
 from harness.errors import UsageError
 from harness.fuzz.impls import IMPL_HELP, resolve_impl
+from harness.install.shipped import resolve
 from harness.model.results import EXIT_FAIL, EXIT_OK
 from harness.properties.baseline import (
     apply_properties_baseline,

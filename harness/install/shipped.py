@@ -98,7 +98,7 @@ def snapshot_root_for(scenario_path: str) -> Path | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m harness.corpus.shipped where``: print where the shipped files are."""
+    """``python -m harness.install.shipped where``: print where the shipped files are."""
     args = sys.argv[1:] if argv is None else argv
     try:
         if args == ["where"]:
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"toolproof: error: {exc}", file=sys.stderr)
         return 2
-    print("usage: python -m harness.corpus.shipped where", file=sys.stderr)
+    print("usage: python -m harness.install.shipped where", file=sys.stderr)
     return 2
 
 

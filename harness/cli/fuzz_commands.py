@@ -6,12 +6,14 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any, TextIO
 
+from harness.corpus.scenario_writer import dump_scenario
 from harness.errors import UsageError
-from harness.fuzz.differential import DisagreementClass, FuzzReport, run_fuzz
-from harness.fuzz.execute import Outcome
-from harness.fuzz.generate import TOOLS
+from harness.fuzz.cases import TOOLS
+from harness.fuzz.differential import Disagreement, DisagreementClass, FuzzReport, run_fuzz
+from harness.fuzz.execute import Observed
 from harness.fuzz.impls import IMPL_HELP, resolve_impl
 from harness.model.results import EXIT_FAIL, EXIT_OK
 from harness.report.writers import write_output
@@ -30,14 +32,22 @@ def _short(value: Any) -> str:
     return text if len(text) <= SHOW_CHARS else text[:SHOW_CHARS] + f"… ({len(text)} chars)"
 
 
-def _side(o: Outcome, aspects: list[str]) -> dict[str, Any]:
+def _side(o: Observed, aspects: list[str]) -> dict[str, Any]:
     full = o.aspects()
-    names = {a.split(":")[0] for a in aspects} | {"status"}
-    out = {k: v for k, v in full.items() if k in names and k != "files"}
-    if "files" in names:
-        wanted = {a.split(":", 1)[1] for a in aspects if a.startswith("files:")}
-        out["files"] = {p: v for p, v in full["files"].items() if p in wanted}
+    names = {a.split(":")[0] for a in aspects} | {"status", "message"}
+    out = {k: v for k, v in full.items() if k in names}
+    wanted = [a.split(":", 1)[1] for a in aspects if a.startswith("files:")]
+    if wanted:
+        tree = o.tree or {}
+        out["files"] = {p: tree.get(p, "absent") for p in wanted}
     return out
+
+
+def scenario_text(d: Disagreement, r: FuzzReport) -> str:
+    """A disagreement as scenario YAML that expects what the oracle answered."""
+    comment = (f"Disagreement found by `toolproof fuzz --impl {r.impl} --oracle {r.oracle} --seed {r.seed} "
+               f"--case {d.case.index}`:\n{', '.join(d.aspects)} differ; the expectations are {r.oracle}'s answer.")
+    return dump_scenario(d.scenario(r.oracle, r.seed), comment)
 
 
 def class_json(cls: DisagreementClass) -> dict[str, Any]:
@@ -50,13 +60,18 @@ def class_json(cls: DisagreementClass) -> dict[str, Any]:
     return out
 
 
+def per_tool_json(r: FuzzReport) -> dict[str, Any]:
+    return {t: {"agreed": a, "total": n, "share_percent": round(100.0 * n / r.total, 2) if r.total else 0.0}
+            for t, (a, n) in r.per_tool.items()}
+
+
 def report_json(r: FuzzReport) -> dict[str, Any]:
     classes = sorted(r.classes.values(), key=lambda c: -c.count)
     return {
         "impl": r.impl, "oracle": r.oracle, "seed": r.seed, "n": r.n, "agreed": r.agreed, "total": r.total,
         "agreement_percent": round(r.agreement, 3), "seconds": round(r.seconds, 1),
-        "per_tool": {t: {"agreed": a, "total": n} for t, (a, n) in r.per_tool.items()},
-        "infrastructure_errors": [{"case": i, "message": m} for i, m in r.infra],
+        "calls_per_second": round(r.rate, 1), "failing": r.failing, "no_answer": r.no_answer,
+        "per_tool": per_tool_json(r),
         "classes": [class_json(c) for c in classes],
         "changes": [{"change": key, "count": calls, "classes": [classes[n - 1].key for n in numbers]}
                     for key, calls, numbers in change_groups(classes)],
@@ -77,14 +92,13 @@ def change_groups(classes: list[DisagreementClass]) -> list[tuple[str, int, list
 
 
 def summary_lines(r: FuzzReport) -> list[str]:
-    lines = [f"toolproof fuzz: {r.impl} vs {r.oracle}, seed {r.seed}, {r.total} calls in {r.seconds:.0f} s",
-             f"agreement {r.agreed}/{r.total} = {_pct(r.agreed, r.total)}"]
+    lines = [f"toolproof fuzz: {r.impl} vs {r.oracle}, seed {r.seed}, {r.total} calls in {r.seconds:.0f} s "
+             f"({r.rate:.1f} calls/s)",
+             f"agreement {r.agreed}/{r.total} = {_pct(r.agreed, r.total)}"
+             + (f"; {r.no_answer} call(s) without an answer (counted as disagreements)" if r.no_answer else "")]
     for tool, (a, n) in r.per_tool.items():
         if n:
-            lines.append(f"  {tool:6} {a}/{n} = {_pct(a, n)}")
-    if r.infra:
-        lines.append(f"infrastructure errors: {len(r.infra)} call(s) not compared (first: case {r.infra[0][0]}: "
-                     f"{r.infra[0][1][:200]})")
+            lines.append(f"  {tool:6} {a}/{n} = {_pct(a, n)}  ({_pct(n, r.total)} of the calls)")
     classes = sorted(r.classes.values(), key=lambda c: -c.count)
     if classes:
         groups = change_groups(classes)
@@ -108,10 +122,11 @@ def summary_lines(r: FuzzReport) -> list[str]:
 
 def markdown(r: FuzzReport) -> str:
     out = [f"# Differential fuzzing: {r.impl} vs {r.oracle}", "",
-           f"Seed {r.seed}, {r.total} calls: **agreement {r.agreed}/{r.total} = {_pct(r.agreed, r.total)}**", "",
-           "| tool | agreed | calls | agreement |", "| --- | ---: | ---: | ---: |"]
+           f"Seed {r.seed}, {r.total} calls ({r.rate:.1f} calls/s): "
+           f"**agreement {r.agreed}/{r.total} = {_pct(r.agreed, r.total)}**", "",
+           "| tool | agreed | calls | share of calls | agreement |", "| --- | ---: | ---: | ---: | ---: |"]
     for tool, (a, n) in r.per_tool.items():
-        out.append(f"| {tool} | {a} | {n} | {_pct(a, n)} |")
+        out.append(f"| {tool} | {a} | {n} | {_pct(n, r.total)} | {_pct(a, n)} |")
     classes = sorted(r.classes.values(), key=lambda c: -c.count)
     if classes:
         out += ["", "## Changes (classes merged across input families)", "", "| change | calls | classes |",
@@ -162,11 +177,37 @@ def cmd_fuzz(args: argparse.Namespace, out: TextIO) -> int:
         write_output(args.json, json.dumps(report_json(report), ensure_ascii=False, indent=2) + "\n", "fuzz report")
     if args.markdown:
         write_output(args.markdown, markdown(report), "fuzz summary")
-    if args.min_agreement is not None and report.agreement < args.min_agreement:
-        print(f"toolproof fuzz: agreement {report.agreement:.2f}% is below --min-agreement {args.min_agreement:g}%",
-              file=out)
+    if args.save:
+        save_scenarios(report, Path(args.save), out)
+    if args.min_agreement is not None:
+        if report.agreement < args.min_agreement:
+            print(f"toolproof fuzz: agreement {report.agreement:.2f}% is below --min-agreement "
+                  f"{args.min_agreement:g}%", file=out)
+            return EXIT_FAIL
+        return EXIT_OK
+    if report.failing:
+        print(f"toolproof fuzz: {report.failing} call(s) disagree (not flaky); "
+              "--min-agreement P accepts an agreement of at least P percent instead", file=out)
         return EXIT_FAIL
     return EXIT_OK
+
+
+def save_scenarios(r: FuzzReport, directory: Path, out: TextIO) -> None:
+    """One scenario file per disagreement class (its shrunk example), named after the case."""
+    written = 0
+    for cls in sorted(r.classes.values(), key=lambda c: -c.count):
+        ex = cls.shrunk or cls.example
+        if ex is None:
+            continue
+        scenario = ex.scenario(r.oracle, r.seed)
+        path = directory / (scenario.id.rsplit("/", 1)[-1] + ".yaml")
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            path.write_text(scenario_text(ex, r), encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--save {directory}: cannot write {path.name}: {exc.strerror or exc}") from None
+        written += 1
+    print(f"toolproof fuzz: wrote {written} scenario(s) to {directory}", file=out)
 
 
 def register_cli(sub: Any) -> None:
@@ -182,7 +223,10 @@ def register_cli(sub: Any) -> None:
     p.add_argument("--tool", action="append", default=[], metavar="T", help="only this tool (repeatable)")
     p.add_argument("--case", action="append", default=[], metavar="I", help="re-run only case I of the seed (repeatable)")
     p.add_argument("--min-agreement", type=float, default=None, metavar="P",
-                   help="exit 1 when the agreement is below P percent")
+                   help="exit 1 only when the agreement is below P percent (default: exit 1 on any disagreement "
+                        "a re-run did not resolve)")
+    p.add_argument("--save", metavar="DIR",
+                   help="write each disagreement class's example as a scenario expecting the oracle's answer")
     p.add_argument("--no-shrink", action="store_true", help="keep the first example of each class as found")
     p.add_argument("--json", metavar="F", help="write the full report as JSON")
     p.add_argument("--markdown", metavar="F", help="write a Markdown summary")
