@@ -9,7 +9,7 @@ A row of its tables::
 
 The first column is the entry's key (``entry_key``: the version and its first issue number, or
 the version and the first words of the entry when it links none); the fourth names scenario ids
-and fuzz classes (``fuzz: write | content``), or ``—``; a row without any says why in its note,
+and fuzz classes (``fuzz: write \\| content``, the table's pipe escaped), or ``—``; a row without any says why in its note,
 starting ``not observable through the protocol:`` or ``not a scenario:``.
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from harness.releases.changelog import Entry
 
-ROW = re.compile(r"^\| `(?P<key>[^`]+)` \| (?P<tool>[^|]*?) \| (?P<entry>.*?) \| (?P<refs>.*?) \| (?P<note>.*?) \|$")
+ROW = re.compile(r"^\| `(?P<key>[^`]+)` \| (?P<tool>[^|]*?) \| (?P<entry>.*?) \| (?P<refs>.*?) \|\s*(?P<note>.*?)\s*\|$")
 REF = re.compile(r"`([^`]+)`")
 UNOBSERVABLE = "not observable through the protocol"
 NOT_A_SCENARIO = "not a scenario"
@@ -65,7 +65,7 @@ def parse_history(text: str) -> list[HistoryRow]:
         m = ROW.match(line)
         if not m:
             continue
-        refs = [] if m["refs"].strip() in ("—", "-", "") else REF.findall(m["refs"])
+        refs = [] if m["refs"].strip() in ("—", "-", "") else [r.replace("\\|", "|") for r in REF.findall(m["refs"])]
         fuzz = tuple(r[len(FUZZ_PREFIX):] for r in refs if r.startswith(FUZZ_PREFIX))
         scenarios = tuple(r for r in refs if not r.startswith(FUZZ_PREFIX))
         rows.append(HistoryRow(m["key"], m["tool"].strip(), m["entry"].strip(), scenarios, fuzz, m["note"].strip(), n))
