@@ -7,8 +7,8 @@ A row of its tables::
 
     | `0.85.0 #8979` | write | Fixed the write tool reporting … | `pi/history/write-byte-count` | note |
 
-The first column is the entry's key (``entry_key``: the version and its first issue number, or
-the version and the first words of the entry when it links none); the fourth names scenario ids
+The first column is the entry's key (``entry_key``: the version, its first issue number if it
+links one, and its first three words); the fourth names scenario ids
 and fuzz classes (``fuzz: write \\| content``, the table's pipe escaped), or ``—``; a row without any says why in its note,
 starting ``not observable through the protocol:`` or ``not a scenario:``.
 """
@@ -29,11 +29,10 @@ FUZZ_PREFIX = "fuzz: "
 
 
 def entry_key(entry: Entry) -> str:
-    """``0.85.0 #8979``; without an issue number, the version and the entry's first five words."""
-    if entry.issues:
-        return f"{entry.version} #{entry.issues[0]}"
-    words = re.findall(r"[A-Za-z0-9_.]+", entry.summary)[:5]
-    return f"{entry.version} {' '.join(words)}"
+    """``0.85.0 #8979 Fixed the write``: the version, the first issue number it links (if any) and
+    its first three words (one version may list two entries under one issue)."""
+    words = " ".join(re.findall(r"[A-Za-z0-9_.']+", entry.summary)[:3])
+    return f"{entry.version} #{entry.issues[0]} {words}" if entry.issues else f"{entry.version} {words}"
 
 
 @dataclass(frozen=True)

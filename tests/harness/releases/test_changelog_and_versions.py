@@ -138,13 +138,13 @@ def test_history_rows_and_entry_keys() -> None:
     doc = """
 | Changelog | Tool | Entry | Pinned by | Note |
 | --- | --- | --- | --- | --- |
-| `0.85.0 #8979` | write | Fixed the write tool … | `pi/history/write-byte-count`, `fuzz: write \\| content` | |
-| `0.82.0 Exposed PI_SESSION_ID PI_SESSION_FILE PI_PROVIDER and` | bash | Exposed … | — | not observable through the protocol: no session |
+| `0.85.0 #8979 Fixed the write` | write | Fixed the write tool … | `pi/history/write-byte-count`, `fuzz: write \\| content` | |
+| `0.82.0 Exposed PI_SESSION_ID PI_SESSION_FILE` | bash | Exposed … | — | not observable through the protocol: no session |
 """
     rows = parse_history(doc)
-    assert [r.key for r in rows] == ["0.85.0 #8979", "0.82.0 Exposed PI_SESSION_ID PI_SESSION_FILE PI_PROVIDER and"]
+    assert [r.key for r in rows] == ["0.85.0 #8979 Fixed the write", "0.82.0 Exposed PI_SESSION_ID PI_SESSION_FILE"]
     assert rows[0].scenarios == ("pi/history/write-byte-count",) and rows[0].fuzz_classes == ("write | content",)
     assert rows[1].unobservable and not rows[1].pinned and rows[1].version == "0.82.0"
     entry = Entry("0.82.0", "Added", "Exposed `PI_SESSION_ID`, `PI_SESSION_FILE`, `PI_PROVIDER`, and more")
-    assert entry_key(entry) == "0.82.0 Exposed PI_SESSION_ID PI_SESSION_FILE PI_PROVIDER and"
-    assert entry_key(parse_changelog(CHANGELOG)["0.85.0"][0]) == "0.85.0 #8979"
+    assert entry_key(entry) == "0.82.0 Exposed PI_SESSION_ID PI_SESSION_FILE"
+    assert entry_key(parse_changelog(CHANGELOG)["0.85.0"][0]) == "0.85.0 #8979 Fixed the write"

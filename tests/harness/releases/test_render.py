@@ -41,7 +41,7 @@ def test_the_json_report_has_changes_and_patch_survival_per_toggle_and_release(r
     assert bash["changelog_entries"] == [] and bash["changelog_versions"] == ["0.99.0", "1.0.0"]
     assert [r["state"] for r in bash["releases_between"]] == ["not installable", "not installable"]
     write = next(c for c in doc["changes"] if c["tool"] == "write")
-    assert write["listed"] and write["changelog_entries"][0]["key"] == "0.85.0 #8979"
+    assert write["listed"] and write["changelog_entries"][0]["key"] == "0.85.0 #8979 Fixed the write"
     assert len(doc["patch_survival"]) == 14
     assert all(len(t["releases"]) == 11 and all(c["evidence"] for c in t["releases"]) for t in doc["patch_survival"])
     assert doc["state"]["format"] == 1  # what --merge reads back
@@ -51,7 +51,7 @@ def test_markdown_lists_changes_evidence_not_observed_and_survival(report: Repor
     md = to_markdown(report)
     assert "| bash | 0.87.1 | 1.3.0 (0.99.1 not installable, 1.0.3 not installable before it) | **unlisted** |" in md
     assert "`hist/bash-exit` step-1: pass [error:tool] 'Command exited with code 3' → fail [result:isError]" in md
-    assert "## Changelog tool entries not observed" in md and "`0.85.0 #12020`" in md
+    assert "## Changelog tool entries not observed" in md and "`0.85.0 #12020 Fixed the find`" in md
     assert "| `edit.fidelity-guard` | N | N | · | A |" in md
 
 
@@ -81,7 +81,7 @@ def render(tmp_path: Path, page: str) -> tuple[dict[str, Any], Path]:
     dom = subprocess.run([*common, f"--user-data-dir={tmp_path / 'p1'}", "--dump-dom", probe_page.as_uri()],
                          capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
-    found = re.search(r'<pre id="probe">(.*?)</pre>', dom.stdout, re.S)
+    found = re.search(r'<pre id="probe"[^>]*>(.*?)</pre>', dom.stdout, re.S)
     assert found, dom.stdout[-2000:]
     shot = tmp_path / "releases.png"
     done = subprocess.run([*common, f"--user-data-dir={tmp_path / 'p2'}", f"--screenshot={shot}", probe_page.as_uri()],
