@@ -6,7 +6,9 @@ Pure functions of the state: a merged state gives the same report as one sweep.
 
 **Changes.** For each scenario, the releases where it ran (and did not hit an infrastructure
 error) in version order: wherever two consecutive ones disagree on its outcome, the scenario
-changed between them, on the tool of the first step that differs. Bisection makes them
+changed between them, on the tool of the first step that differs. A scenario that gave two
+outcomes at one release (the sweep runs each changed scenario twice at both ends of its change) is
+*unstable* and is not evidence of anything. Bisection makes them
 neighbours among the releases that load, so ``last_release_without`` and ``first_release`` are
 exact up to the releases between them that could not be run, which the change names. The
 fuzzer's steady disagreement classes between two neighbours add changes (or evidence) per tool.
@@ -48,14 +50,14 @@ from harness.releases.changelog import (
     tools_of,
 )
 from harness.releases.history import HistoryRow, entry_key
-from harness.releases.records import FuzzClass, Outcome, ReleaseState, StepOutcome, SweepState
-from harness.releases.sweep import CONTRACT_TAG
+from harness.releases.records import CONTRACT_TAG, FuzzClass, Outcome, ReleaseState, StepOutcome, SweepState
 from harness.releases.versions import parse_version
 from tools_impl.server.patch_catalogue import PatchEntry
 
 ADOPTED, DIVERGED, NEEDED, WRAPPER_BROKEN, UNTESTED = "adopted", "diverged", "needed", "wrapper broken", "untested"
 VERDICTS = (NEEDED, ADOPTED, DIVERGED, WRAPPER_BROKEN, UNTESTED)
 SUMMARY_CHARS = 90
+MALFORMED = "malformed-args"  # the fuzzer's input family of arguments validation should refuse
 
 
 def _v(version: str) -> tuple[int, int, int]:
@@ -95,7 +97,8 @@ class Change:
 
     @property
     def categories(self) -> tuple[str, ...]:
-        validation = any(s.validation for s in self.scenarios) or any(VALIDATION in c.key for c in self.fuzz_classes)
+        validation = any(s.validation for s in self.scenarios) or \
+            any(VALIDATION in c.key or MALFORMED in c.key for c in self.fuzz_classes)
         return (self.tool, VALIDATION) if validation else (self.tool,)
 
     @property
@@ -205,6 +208,7 @@ class Report:
             "not_observed": [n.to_json() for n in self.not_observed],
             "history": [h.to_json() for h in self.history],
             "patch_survival": [s.to_json() for s in self.survival],
+            "unstable": {sid: vs for sid, vs in sorted(st.unstable.items())},
             "stats": st.stats, "shards": st.shards,
             "state": st.to_json(),
         }
@@ -241,6 +245,8 @@ def scenario_changes(state: SweepState) -> list[ScenarioChange]:
     usable = state.usable()
     out = []
     for sid, info in sorted(state.scenarios.items()):
+        if state.unstable.get(sid):  # it disagreed with itself somewhere: none of its outcomes is evidence
+            continue
         probed = [(v, state.outcomes[v][sid]) for v in usable
                   if sid in state.outcomes.get(v, {}) and not state.outcomes[v][sid].error]
         for (a, oa), (b, ob) in itertools.pairwise(probed):

@@ -23,6 +23,9 @@ NOT_INSTALLABLE = "not installable"
 DOES_NOT_LOAD = "does not load"
 RELEASE_STATES = (OK, NOT_INSTALLABLE, DOES_NOT_LOAD)
 OBSERVED_CHARS = 200
+# scenarios that pin a contract the MiniMax wrapper relies on (result texts, raised versus returned
+# errors, details fields): run at every release, they decide "wrapper broken" in patch survival
+CONTRACT_TAG = "wrapper-contract"
 
 
 @dataclass(frozen=True)
@@ -166,27 +169,34 @@ class ScenarioInfo:
 
 @dataclass(frozen=True)
 class FuzzClass:
-    """One disagreement class of the fuzzer between two neighbouring releases."""
+    """One disagreement class of the fuzzer between two neighbouring releases. ``noise``: the class
+    also appears when the older release is fuzzed against itself on the same cases, so it is about
+    the run (paths, timing), not about a change between the releases."""
 
     key: str
     tool: str
     count: int
     flaky: int = 0
     example: str = ""  # the call, in short
+    cases: tuple[int, ...] = ()
+    noise: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"class": self.key, "tool": self.tool, "count": self.count, "flaky": self.flaky,
-                "example": self.example}
+        out: dict[str, Any] = {"class": self.key, "tool": self.tool, "count": self.count, "flaky": self.flaky,
+                               "example": self.example, "cases": list(self.cases)}
+        if self.noise:
+            out["noise"] = True
+        return out
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> FuzzClass:
         return cls(str(obj["class"]), str(obj.get("tool", "")), int(obj.get("count", 0)), int(obj.get("flaky", 0)),
-                   str(obj.get("example", "")))
+                   str(obj.get("example", "")), tuple(int(c) for c in obj.get("cases", ())), bool(obj.get("noise")))
 
     @property
     def steady(self) -> bool:
-        """Not every case of the class agreed when re-run."""
-        return self.count > self.flaky
+        """A change between the releases: not every case agreed when re-run, and it is not noise."""
+        return self.count > self.flaky and not self.noise
 
 
 @dataclass(frozen=True)
@@ -251,6 +261,8 @@ class SweepState:
     corpus_hash: str = ""
     shards: list[str] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
+    # scenario id → releases where running it again gave another outcome (the scenario is not judged)
+    unstable: dict[str, list[str]] = field(default_factory=dict)
 
     def usable(self) -> list[str]:
         """The releases that install and load, in version order."""
@@ -272,6 +284,7 @@ class SweepState:
                               "entries": [entry_to_json(e) for e in es]}
                           for v, es in sorted(self.changelog.items(), key=lambda kv: parse_version(kv[0]))},
             "corpus_hash": self.corpus_hash, "shards": self.shards, "stats": self.stats,
+            "unstable": {sid: sorted(vs, key=parse_version) for sid, vs in sorted(self.unstable.items())},
         }
 
     @classmethod
@@ -292,6 +305,7 @@ class SweepState:
         st.corpus_hash = str(obj.get("corpus_hash", ""))
         st.shards = [str(s) for s in obj.get("shards", ())]
         st.stats = dict(obj.get("stats", {}))
+        st.unstable = {str(k): [str(v) for v in vs] for k, vs in obj.get("unstable", {}).items()}
         return st
 
 
@@ -335,6 +349,8 @@ def merge_states(states: Sequence[SweepState]) -> tuple[SweepState, list[str]]:
                 if source:
                     out.changelog_sources[v] = source
         out.shards.extend(st.shards)
+        for sid, versions in st.unstable.items():
+            out.unstable[sid] = sorted(set(out.unstable.get(sid, [])) | set(versions), key=parse_version)
         for k, value in st.stats.items():
             if isinstance(value, (int, float)) and isinstance(out.stats.get(k, 0), (int, float)):
                 out.stats[k] = out.stats.get(k, 0) + value

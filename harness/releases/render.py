@@ -76,6 +76,8 @@ def to_text(report: Report) -> str:
         widths = [max(len(row[i]) for row in table) for i in range(3)]
         for row in table:
             out.append(f"  {row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:<{widths[2]}}  {row[3]}")
+    for sid, versions in sorted(st.unstable.items()):
+        out.append(f"  unstable (not judged): {sid} gave two outcomes at {', '.join(versions)}")
     if report.survival:
         out.append("patch survival (N needed, A adopted, D diverged, W wrapper broken, · untested):")
         width = max(len(s.toggle) for s in report.survival)
@@ -119,6 +121,9 @@ def to_markdown(report: Report, *, title: str = "") -> str:
             out.append(f"  - `{s.scenario}` {s.step}: {_md(s.before)} → {_md(s.after)}")
         for cls in c.fuzz_classes:
             out.append(f"  - fuzz `{_md(cls.key)}` ({cls.count} call(s)){': ' + _md(cls.example) if cls.example else ''}")
+    if st.unstable:
+        out += ["", "Unstable scenarios (two outcomes at one release; not judged): "
+                + "; ".join(f"`{sid}` at {', '.join(vs)}" for sid, vs in sorted(st.unstable.items())) + "."]
     if report.not_observed:
         out += ["", "## Changelog tool entries not observed", "", "| version | entry | why |", "| --- | --- | --- |"]
         for n in report.not_observed:

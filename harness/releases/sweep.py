@@ -12,8 +12,12 @@ What runs where:
   releases that load (``bisection_probes``): about log2(n) runs of that one scenario per change,
   never a full sweep per release. A change that reverts between two probes is not seen by the
   corpus (the fuzzer, which runs between every pair of neighbours, may see it);
+- **confirmation**: each scenario that changed runs once more at both ends of its change; one
+  that disagrees with itself is *unstable* there and not judged;
 - **fuzz**: ``toolproof fuzz --impl NEWER --oracle OLDER`` between neighbouring releases that load,
-  through its command line (its JSON report is all this module reads).
+  through its command line (its JSON report is all this module reads); the cases of each
+  disagreement class run again with the older release against itself, and a class that shows up
+  there too is noise (paths, timing), not a change.
 
 Releases that do not install or do not load are recorded with the reason, and every step above
 steps over them. With ``--shard I/N`` the range is cut into N segments that share their boundary
@@ -43,10 +47,12 @@ from harness import __version__
 from harness.errors import HarnessError
 from harness.model.results import ERROR
 from harness.model.scenario import Scenario
+from harness.releases.analysis import scenario_changes
 from harness.releases.cache import SweepCache, digest
 from harness.releases.changelog import merge_changelogs, parse_changelog
 from harness.releases.launch import Launcher
 from harness.releases.records import (
+    CONTRACT_TAG,
     FuzzClass,
     FuzzPair,
     Outcome,
@@ -59,7 +65,6 @@ from harness.releases.versions import ImplTemplate, Registry, parse_version, pub
 from harness.run.runner import Runner
 from harness.run.snapshots import SnapshotStore
 
-CONTRACT_TAG = "wrapper-contract"
 DEFAULT_FUZZ_N = 60
 DEFAULT_FUZZ_SEED = 1
 FUZZ_TIMEOUT_PER_CALL_S = 3.0
@@ -196,6 +201,7 @@ class Sweep:
                 self.log(f"bisect round {rounds}: {runs} scenario run(s) at {len(probes)} release(s)")
                 self.run_batch(probes)
             self.counts["bisection_rounds"] = rounds
+            self.confirm_changes()
         t2 = time.monotonic()
         if self.options.fuzz and len(usable) > 1:
             self.fuzz_pairs(list(itertools.pairwise(usable)))
@@ -279,6 +285,36 @@ class Sweep:
         by_id = {s.id: s for s in scenarios}
         return {r.id: outcome_of(r, by_id[r.id]) for r in run.scenarios}
 
+    def confirm_changes(self) -> None:
+        """Run each scenario that changed once more at both ends of its change: where the second
+        run disagrees with the first, the scenario is unstable at that release and not judged there
+        (``SweepState.unstable``), so a flaky scenario does not pass for a behaviour change."""
+        work: dict[str, set[str]] = {}
+        for sc in scenario_changes(self.state):
+            for version in (sc.last_without, sc.first):
+                work.setdefault(version, set()).add(sc.scenario)
+        if not work:
+            return
+        self.log(f"confirm: {sum(len(s) for s in work.values())} scenario run(s) again at both ends of each change")
+        tasks = sorted(((v, sorted(sids)) for v, sids in work.items()), key=lambda t: parse_version(t[0]))
+        for version, found in self._map(lambda t: (t[0], self.confirm_at(t[0], t[1])), tasks):
+            for sid, again in found.items():
+                if again.error or again.signature() != self.state.outcomes[version][sid].signature():
+                    self.state.unstable.setdefault(sid, []).append(version)
+                    self.log(f"  {sid} is unstable at {version}: a second run gave another outcome")
+
+    def confirm_at(self, version: str, sids: Sequence[str]) -> dict[str, Outcome]:
+        keys = {sid: self.keys[sid] + ":again" for sid in sids}
+        found = self.cache.outcomes(version, keys)
+        missing = [self.scenarios[sid] for sid in sids if sid not in found]
+        with self._lock:
+            self.counts["confirm_runs"] = self.counts.get("confirm_runs", 0) + len(missing)
+        if missing:
+            fresh = self._run_scenarios(version, missing)
+            self.cache.store_outcomes(version, {keys[sid]: o for sid, o in fresh.items()})
+            found.update(fresh)
+        return found
+
     # -- the fuzzer ---------------------------------------------------------------------------
     def fuzz_key(self) -> str:
         code = sorted(Path(harness.fuzz.__file__).parent.glob("*.py"))
@@ -297,6 +333,7 @@ class Sweep:
                 return cached
             found = run_fuzz_pair(self.launcher.fuzz_impl(older), self.launcher.fuzz_impl(newer), older, newer,
                                   self.options.fuzz_n, self.options.fuzz_seed)
+            found = self.mark_noise(found)
             self.cache.store_fuzz_pair(found, key)
             with self._lock:
                 self.counts["fuzz_pairs"] += 1
@@ -307,6 +344,21 @@ class Sweep:
             self.state.fuzz[pair.key] = pair
             if pair.error:
                 self.log(f"  fuzz {pair.key}: could not run: {pair.error}")
+
+    def mark_noise(self, pair: FuzzPair) -> FuzzPair:
+        """Fuzz the older release against itself on the cases of the pair's classes: a class that
+        shows up there too is noise (a path or timing artefact of the run), not a change."""
+        cases = sorted({c for cls in pair.classes for c in cls.cases})
+        if pair.error or not cases:
+            return pair
+        older = self.launcher.fuzz_impl(pair.older)
+        itself = run_fuzz_pair(older, older, pair.older, pair.older, self.options.fuzz_n, self.options.fuzz_seed,
+                               cases=cases)
+        if itself.error:
+            return pair
+        noisy = {c.key for c in itself.classes}
+        return dataclasses.replace(pair, classes=tuple(dataclasses.replace(c, noise=c.key in noisy)
+                                                       for c in pair.classes))
 
     # -- parallelism --------------------------------------------------------------------------
     def _map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
@@ -333,16 +385,21 @@ def parse_fuzz_report(doc: Mapping[str, Any], older: str, newer: str, n: int, se
     for cls in doc.get("classes") or []:
         if isinstance(cls, dict):
             classes.append(FuzzClass(str(cls.get("class", "")), str(cls.get("tool", "")), int(cls.get("count", 0)),
-                                     int(cls.get("flaky", 0)), _example(cls)))
+                                     int(cls.get("flaky", 0)), _example(cls),
+                                     tuple(int(c) for c in cls.get("cases", ()) if isinstance(c, int))))
     return FuzzPair(older, newer, n, seed, int(doc.get("total", 0)), int(doc.get("agreed", 0)), tuple(classes))
 
 
-def run_fuzz_pair(older_impl: str, newer_impl: str, older: str, newer: str, n: int, seed: int) -> FuzzPair:
-    """``toolproof fuzz --impl NEWER --oracle OLDER --n N --seed S --json F`` in a subprocess."""
+def run_fuzz_pair(older_impl: str, newer_impl: str, older: str, newer: str, n: int, seed: int,
+                  cases: Sequence[int] = ()) -> FuzzPair:
+    """``toolproof fuzz --impl NEWER --oracle OLDER --n N --seed S --json F`` in a subprocess (only
+    ``--case`` C… of the seed when ``cases`` are given)."""
     with tempfile.TemporaryDirectory(prefix="toolproof-releases-fuzz-") as tmp:
         out = os.path.join(tmp, "fuzz.json")
         argv = [sys.executable, "-m", "harness.cli", "fuzz", "--impl", newer_impl, "--oracle", older_impl,
                 "--n", str(n), "--seed", str(seed), "--json", out, "--quiet"]
+        for case in cases:
+            argv += ["--case", str(case)]
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, check=False,
                                   timeout=FUZZ_TIMEOUT_BASE_S + FUZZ_TIMEOUT_PER_CALL_S * n)

@@ -31,6 +31,9 @@ from tools_impl.server.patch_catalogue import patch_catalogue
 
 WRITE_CHANGE = (0, 85, 0)
 BASH_CHANGE = (0, 99, 0)
+# `bash coin`: a flaky command; its first run at a release says heads before 1.0 and tails after,
+# every later run at that release says the other side
+COIN_RUNS: dict[str, int] = {}
 
 CHANGELOG = """# Changelog
 
@@ -108,6 +111,11 @@ class FakeRelease(Backend):
             text = (f"Successfully wrote to {args['path']}" if new >= WRITE_CHANGE
                     else f"Successfully wrote {len(content)} bytes to {args['path']}")
             return Response(None, True, {"content": [{"type": "text", "text": text}], "details": None})
+        if tool == "bash" and args.get("command") == "coin":
+            COIN_RUNS[self.version] = COIN_RUNS.get(self.version, 0) + 1
+            first = "heads" if new < (1, 0, 0) else "tails"
+            side = first if COIN_RUNS[self.version] == 1 else {"heads": "tails", "tails": "heads"}[first]
+            return Response(None, True, {"content": [{"type": "text", "text": side}], "details": None})
         if tool == "bash":
             command = str(args.get("command", ""))
             code = int(command.rsplit("exit ", 1)[1]) if "exit " in command else 0
