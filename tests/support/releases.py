@@ -234,11 +234,12 @@ def write_corpus(root: Path) -> Path:
 
 
 def make(corpus: Path, cache_dir: Path, *, shard: tuple[int, int] | None = None, fuzz: bool = False,
-         extra: dict[str, str] | None = None, jobs: int = 1) -> tuple[Sweep, FakeLauncher]:
+         jobs: int = 1, range_from: str | None = None, range_to: str | None = None) -> tuple[Sweep, FakeLauncher]:
+    """A sweep of the fake releases over ``corpus`` with its own cache."""
     launcher = FakeLauncher(BROKEN, {"1.5.0": CHANGELOG})
     scenarios = load_corpus([corpus])
     cache = SweepCache(cache_dir, "fake")
-    options = SweepOptions(None, None, ("fake-tools",), jobs, shard, 10, 1, fuzz)
+    options = SweepOptions(range_from, range_to, ("fake-tools",), jobs, shard, 10, 1, fuzz)
     sweep = Sweep(ImplTemplate("fake@{version}"), FakeRegistry({"fake-tools": VERSIONS}), launcher, scenarios, cache,
                   options)
     return sweep, launcher
