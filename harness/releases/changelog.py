@@ -10,7 +10,7 @@ between (``entries_between``). When tarballs disagree about a version's text, th
 wording wins.
 
 The classification is a keyword match, deliberately plain: an entry is about tool T when it says
-"the T tool", "`T`" or lists T among "`a`, `b` and `T` tools"; it is about argument validation
+"the T tool", "`T`" or lists T among "`a`, `b` and `T` tools" (or names ``ls``, no English word); it is about argument validation
 when it talks about tool argument validation; and it is not about what a tool returns when its first sentence is
 about another surface that happens to call tools (codemode scripts, the terminal interface, RPC
 and ``!`` commands, ``pi.exec``, providers, prompts) or about how pi is packaged. ``docs/pi-history.md`` is the reviewed
@@ -36,6 +36,8 @@ VALIDATION = "validation"
 _TOOL_ALT = "|".join(TOOLS)
 _TOOL_PHRASE = re.compile(rf"\b(?:the\s+)?(?P<tool>{_TOOL_ALT})\s+tool(?:s|'s)?\b", re.IGNORECASE)
 _TICKED = re.compile(rf"`(?P<tool>{_TOOL_ALT})`")
+# a bare name that is no English word ("in find and ls"); bare "bash" or "read" say nothing
+_BARE = re.compile(r"\b(?P<tool>ls)\b")
 # argument validation: "validation"/"rejected" said of tool arguments
 _VALIDATION = re.compile(r"validat|rejected", re.IGNORECASE)
 _ARGUMENTS = re.compile(r"\bargument", re.IGNORECASE)
@@ -149,6 +151,7 @@ def tools_of(entry: Entry) -> tuple[str, ...]:
     text = entry.text
     named = {m.group("tool").lower() for m in _TOOL_PHRASE.finditer(text)}
     named |= {m.group("tool") for m in _TICKED.finditer(text)}
+    named |= {m.group("tool") for m in _BARE.finditer(text)}
     found = [t for t in TOOLS if t in named]
     if _VALIDATION.search(text) and _ARGUMENTS.search(text):
         found.append(VALIDATION)

@@ -103,6 +103,8 @@ def test_unpublished_versions_fold_into_the_next_published_release() -> None:
     ("Fixed text files beginning with `GIF` being misclassified and omitted from `read` and CLI `@file` input",
      ("read",), True),
     ("Fixed the find tool's path patterns", ("find",), True),
+    ("Fixed the find tool reporting the result limit, and `limit: 0` in find and ls returning every result",
+     ("find", "ls"), True),
     ("Tool argument validation runs on `@earendil-works/pi-schema`. Plain JSON Schema tools, including MCP tools, "
      "now get the same coercion", ("validation",), True),
     ("Fixed non-positive bash tool timeouts to fail with a clear validation error", ("bash",), True),
