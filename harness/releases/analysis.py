@@ -6,9 +6,9 @@ Pure functions of the state: a merged state gives the same report as one sweep.
 
 **Changes.** For each scenario, the releases where it ran (and did not hit an infrastructure
 error) in version order: wherever two consecutive ones disagree on its outcome, the scenario
-changed between them, on the tool of the first step that differs. A scenario that gave two
-outcomes at one release (the sweep runs each changed scenario twice at both ends of its change) is
-*unstable* and is not evidence of anything. Bisection makes them
+changed between them, on the tool of the first step that differs. A release where a scenario gave
+two outcomes (the sweep runs each changed scenario twice at both ends of its change) is *unstable*
+for that scenario and stepped over, as a release that does not run is. Bisection makes them
 neighbours among the releases that load, so ``last_release_without`` and ``first_release`` are
 exact up to the releases between them that could not be run, which the change names. The
 fuzzer's steady disagreement classes between two neighbours add changes (or evidence) per tool.
@@ -245,10 +245,9 @@ def scenario_changes(state: SweepState) -> list[ScenarioChange]:
     usable = state.usable()
     out = []
     for sid, info in sorted(state.scenarios.items()):
-        if state.unstable.get(sid):  # it disagreed with itself somewhere: none of its outcomes is evidence
-            continue
+        wobbly = set(state.unstable.get(sid, ()))  # releases where it disagreed with itself: stepped over
         probed = [(v, state.outcomes[v][sid]) for v in usable
-                  if sid in state.outcomes.get(v, {}) and not state.outcomes[v][sid].error]
+                  if sid in state.outcomes.get(v, {}) and not state.outcomes[v][sid].error and v not in wobbly]
         for (a, oa), (b, ob) in itertools.pairwise(probed):
             if oa.signature() == ob.signature():
                 continue

@@ -12,8 +12,9 @@ What runs where:
   releases that load (``bisection_probes``): about log2(n) runs of that one scenario per change,
   never a full sweep per release. A change that reverts between two probes is not seen by the
   corpus (the fuzzer, which runs between every pair of neighbours, may see it);
-- **confirmation**: each scenario that changed runs once more at both ends of its change; one
-  that disagrees with itself is *unstable* there and not judged;
+- **confirmation**: each scenario that changed runs once more at both ends of its change; where
+  it disagrees with itself it is *unstable* at that release, which is then stepped over for that
+  scenario (and bisection goes on around it);
 - **fuzz**: ``toolproof fuzz --impl NEWER --oracle OLDER`` between neighbouring releases that load,
   through its command line (its JSON report is all this module reads); the cases of each
   disagreement class run again with the older release against itself, and a class that shows up
@@ -151,6 +152,7 @@ class Sweep:
         self.state = SweepState(template.text, tuple(packages), options.range_from or "", options.range_to or "")
         self.state.scenarios = scenario_infos(scenarios)
         self.state.corpus_hash = corpus_hash(scenarios)
+        self._confirmed: set[tuple[str, str]] = set()
         self.counts = {"scenario_runs": 0, "scenario_runs_cached": 0, "fuzz_pairs": 0, "fuzz_pairs_cached": 0,
                        "installs_probed": 0}
 
@@ -192,16 +194,16 @@ class Sweep:
                 first_round.setdefault(v, set()).update(pinned)
             self.run_batch(first_round)
             rounds = 0
-            while True:
+            while True:  # bisect, confirm; a release found unstable is stepped over, so bisect again
                 probes = bisection_probes(usable, self.seen(usable))
-                if not probes:
+                if probes:
+                    rounds += 1
+                    runs = sum(len(s) for s in probes.values())
+                    self.log(f"bisect round {rounds}: {runs} scenario run(s) at {len(probes)} release(s)")
+                    self.run_batch(probes)
+                elif not self.confirm_changes():
                     break
-                rounds += 1
-                runs = sum(len(s) for s in probes.values())
-                self.log(f"bisect round {rounds}: {runs} scenario run(s) at {len(probes)} release(s)")
-                self.run_batch(probes)
             self.counts["bisection_rounds"] = rounds
-            self.confirm_changes()
         t2 = time.monotonic()
         if self.options.fuzz and len(usable) > 1:
             self.fuzz_pairs(list(itertools.pairwise(usable)))
@@ -248,7 +250,8 @@ class Sweep:
         out: dict[str, dict[str, str | None]] = {}
         for v in usable:
             for sid, o in self.state.outcomes.get(v, {}).items():
-                out.setdefault(sid, {})[v] = None if o.error else o.signature()
+                wobbly = v in self.state.unstable.get(sid, ())
+                out.setdefault(sid, {})[v] = None if o.error or wobbly else o.signature()
         return out
 
     def run_batch(self, work: Mapping[str, Iterable[str]]) -> None:
@@ -285,23 +288,29 @@ class Sweep:
         by_id = {s.id: s for s in scenarios}
         return {r.id: outcome_of(r, by_id[r.id]) for r in run.scenarios}
 
-    def confirm_changes(self) -> None:
-        """Run each scenario that changed once more at both ends of its change: where the second
-        run disagrees with the first, the scenario is unstable at that release and not judged there
-        (``SweepState.unstable``), so a flaky scenario does not pass for a behaviour change."""
+    def confirm_changes(self) -> bool:
+        """Run each scenario that changed once more at both ends of its change (once per release):
+        where the second run disagrees with the first, the scenario is unstable at that release
+        (``SweepState.unstable``) and stepped over there like a release that does not run, so a
+        flaky outcome does not pass for a behaviour change. True when it found a new one."""
         work: dict[str, set[str]] = {}
         for sc in scenario_changes(self.state):
             for version in (sc.last_without, sc.first):
-                work.setdefault(version, set()).add(sc.scenario)
+                if (version, sc.scenario) not in self._confirmed:
+                    work.setdefault(version, set()).add(sc.scenario)
         if not work:
-            return
+            return False
         self.log(f"confirm: {sum(len(s) for s in work.values())} scenario run(s) again at both ends of each change")
         tasks = sorted(((v, sorted(sids)) for v, sids in work.items()), key=lambda t: parse_version(t[0]))
+        found_unstable = False
         for version, found in self._map(lambda t: (t[0], self.confirm_at(t[0], t[1])), tasks):
             for sid, again in found.items():
+                self._confirmed.add((version, sid))
                 if again.error or again.signature() != self.state.outcomes[version][sid].signature():
                     self.state.unstable.setdefault(sid, []).append(version)
+                    found_unstable = True
                     self.log(f"  {sid} is unstable at {version}: a second run gave another outcome")
+        return found_unstable
 
     def confirm_at(self, version: str, sids: Sequence[str]) -> dict[str, Outcome]:
         keys = {sid: self.keys[sid] + ":again" for sid in sids}
