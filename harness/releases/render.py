@@ -77,7 +77,7 @@ def to_text(report: Report) -> str:
         for row in table:
             out.append(f"  {row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:<{widths[2]}}  {row[3]}")
     for sid, versions in sorted(st.unstable.items()):
-        out.append(f"  unstable (not judged): {sid} gave two outcomes at {', '.join(versions)}")
+        out.append(f"  unstable: {sid} gave two outcomes at {', '.join(versions)} (stepped over there)")
     if report.survival:
         out.append("patch survival (N needed, A adopted, D diverged, W wrapper broken, · untested):")
         width = max(len(s.toggle) for s in report.survival)
@@ -122,7 +122,7 @@ def to_markdown(report: Report, *, title: str = "") -> str:
         for cls in c.fuzz_classes:
             out.append(f"  - fuzz `{_md(cls.key)}` ({cls.count} call(s)){': ' + _md(cls.example) if cls.example else ''}")
     if st.unstable:
-        out += ["", "Unstable scenarios (two outcomes at one release; not judged): "
+        out += ["", "Unstable scenarios (two outcomes at one release, which is stepped over for them): "
                 + "; ".join(f"`{sid}` at {', '.join(vs)}" for sid, vs in sorted(st.unstable.items())) + "."]
     if report.not_observed:
         out += ["", "## Changelog tool entries not observed", "", "| version | entry | why |", "| --- | --- | --- |"]
