@@ -14,6 +14,7 @@ pin, the backend command line — are functions without I/O, tested in tests/tes
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -25,8 +26,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+try:
+    import fcntl  # POSIX: installs into one cache are serialised per target across processes
+except ImportError:  # Windows: no cross-process lock; one process at a time per cache there
+    fcntl = None  # type: ignore[assignment]
 
 OLD_SCOPE = "@mariozechner"
 NEW_SCOPE = "@earendil-works"
@@ -42,6 +49,8 @@ NODE_RUNTIME_VERSION = "22.23.5"
 # from picking up a later ^0.79.1 pi-ai (whose validation text is what the driver reproduces)
 SIBLING_PACKAGES = ("pi-agent-core", "pi-ai", "pi-tui")
 STAMP_FILE = ".toolproof-installed.json"
+# per-target lock files live here, inside the cache: ``<cache>/.locks/<target>.lock``
+LOCKS_SUBDIR = ".locks"
 # written beside node_modules: which package and which Node binary this install runs with
 INFO_FILE = "toolproof-pi.json"
 NPM_FLAGS = ("--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error")
@@ -164,6 +173,32 @@ def _install_locked(target: Path, manifest: dict[str, object], lock_dir: Path, u
     stamp = _read_stamp(target)
     if stamp is not None and stamp.get("key") == key and not update_lock:
         return key
+    with _target_lock(target):
+        # another process may have finished the same install while this one waited
+        stamp = _read_stamp(target)
+        if stamp is not None and stamp.get("key") == key and not update_lock:
+            return key
+        return _install_unlocked(target, manifest, lock, key, lock_dir, update_lock)
+
+
+@contextlib.contextmanager
+def _target_lock(target: Path) -> Iterator[None]:
+    """Hold the lock of one install target (``<cache>/.locks/<name>.lock``): two processes (or two
+    threads) installing the same release wait for each other instead of racing npm and the swap."""
+    locks = target.parent / LOCKS_SUBDIR
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / f"{target.name}.lock", "a+b") as fh:
+        if fcntl is not None:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _install_unlocked(target: Path, manifest: dict[str, object], lock: Path, key: str, lock_dir: Path,
+                      update_lock: bool) -> str:
     # install beside the target and swap, so an interrupted install never looks finished
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))

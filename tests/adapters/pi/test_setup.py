@@ -3,6 +3,7 @@ committed locks, the printed backend command, and the cached fast path (with a s
 
 from __future__ import annotations
 
+import concurrent.futures
 import importlib.util
 import json
 import os
@@ -159,7 +160,29 @@ def test_install_is_cached_after_the_first_run(monkeypatch: pytest.MonkeyPatch, 
     assert first == second == pi_setup.backend_command(shutil.which("node"), str(cache / "0.73.1")) + "\n"
     info = json.loads((cache / "0.73.1" / pi_setup.INFO_FILE).read_text(encoding="utf-8"))
     assert info == {"version": "0.73.1", "package": "@mariozechner/pi-coding-agent", "node": shutil.which("node")}
-    assert sorted(p.name for p in cache.iterdir()) == ["0.73.1"]  # no half-installed work dirs left
+    # no half-installed work dirs left; the per-target lock files live in their own directory
+    assert sorted(p.name for p in cache.iterdir()) == [pi_setup.LOCKS_SUBDIR, "0.73.1"]
+
+
+def test_concurrent_installs_of_one_release_run_npm_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Two installs of the same release at once (threads here; processes alike, the lock is a file
+    lock): the second waits for the first and finds its stamp instead of racing npm and the swap."""
+    if shutil.which("node") is None:
+        pytest.skip("requires node on PATH (0.73.1 runs on the host's Node)")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    npm = bin_dir / "npm"
+    npm.write_text(FAKE_NPM.format(python=sys.executable) + "import time; time.sleep(0.5)\n", encoding="utf-8")
+    npm.chmod(npm.stat().st_mode | stat.S_IEXEC)
+    log = tmp_path / "npm.log"
+    monkeypatch.setenv("FAKE_NPM_LOG", str(log))
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    cache = tmp_path / "cache"
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        done = list(pool.map(lambda _: pi_setup.install("0.73.1", cache), range(2)))
+    assert done[0] == done[1] == (shutil.which("node"), cache / "0.73.1")
+    assert len(log.read_text().splitlines()) == 1
+    assert sorted(p.name for p in cache.iterdir()) == [pi_setup.LOCKS_SUBDIR, "0.73.1"]
 
 
 def test_main_reports_a_bad_version_without_a_traceback(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -162,7 +162,7 @@ def test_invalid_scenario_exits_2_listing_problems_without_traceback(tmp_path: P
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr == (
-        f"{bad}:3: steps[1].tool: expected one of read, write, edit, grep, glob, bash, find; got 'reed' (did you mean 'read'?)\n"
+        f"{bad}:3: steps[1].tool: expected one of read, write, edit, grep, glob, bash, find, ls; got 'reed' (did you mean 'read'?)\n"
         f"{bad}:4: steps[1].expect.txt: unknown key (did you mean 'text'?)\n"
         "toolproof: 2 problem(s) found\n")
 

@@ -48,7 +48,7 @@ FIELD_CASES = {
     "requires-symlinks": ("id: a\nrequires: {symlinks: yes please}\nsteps: [{tool: read}]\n",
                           "s.yaml:2: requires.symlinks: expected a boolean (true or false), got a string ('yes please')"),
     "requires-tools": ("id: a\nrequires: {tools: [grpe]}\nsteps: [{tool: read}]\n",
-                       "s.yaml:2: requires.tools[1]: expected one of read, write, edit, grep, glob, bash, find; got 'grpe' (did you mean 'grep'?)"),
+                       "s.yaml:2: requires.tools[1]: expected one of read, write, edit, grep, glob, bash, find, ls; got 'grpe' (did you mean 'grep'?)"),
     "requires-isolation": ("id: a\nrequires: {isolation: containers}\nsteps: [{tool: read}]\n",
                            "s.yaml:2: requires.isolation: expected one of container; got 'containers' (did you mean 'container'?)"),
     "surface": ("id: a\nsurface: pii\nsteps: [{tool: read}]\n",
@@ -94,7 +94,7 @@ FIELD_CASES = {
     "steps-missing": ("id: a\n", "s.yaml:1: steps: required field is missing"),
     "steps-empty": ("id: a\nsteps: []\n", "s.yaml:2: steps: expected at least one step"),
     "step-tool": ("id: a\nsteps:\n  - tool: reed\n",
-                  "s.yaml:3: steps[1].tool: expected one of read, write, edit, grep, glob, bash, find; got 'reed' (did you mean 'read'?)"),
+                  "s.yaml:3: steps[1].tool: expected one of read, write, edit, grep, glob, bash, find, ls; got 'reed' (did you mean 'read'?)"),
     "step-op": ("id: a\nsteps:\n  - op: task_stp\n",
                 "s.yaml:3: steps[1].op: expected one of cancel, task_output, task_stop, task_query, classify, fs_read; got 'task_stp' (did you mean 'task_stop'?)"),
     "step-no-tool": ("id: a\nsteps:\n  - args: {}\n",
@@ -159,7 +159,7 @@ def test_all_problems_of_a_file_are_reported_in_one_pass_sorted_by_line() -> Non
     assert problems_of(text) == [
         "s.yaml:1: id: expected an id matching [a-z0-9][a-z0-9._/-]*, got 'Bad'",
         "s.yaml:2: title: expected a string, got a list",
-        "s.yaml:4: steps[1].tool: expected one of read, write, edit, grep, glob, bash, find; got 'reed' (did you mean 'read'?)",
+        "s.yaml:4: steps[1].tool: expected one of read, write, edit, grep, glob, bash, find, ls; got 'reed' (did you mean 'read'?)",
         "s.yaml:5: steps[1].expect.txt: unknown key (did you mean 'text'?)",
     ]
 
