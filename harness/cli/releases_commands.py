@@ -23,8 +23,8 @@ from harness.cli.gate import SHIPPED_GATE_PATHS
 from harness.cli.options import Subparsers, jobs_value
 from harness.corpus.loader import load_corpus
 from harness.corpus.selection import parse_shard
-from harness.install.shipped import resolve_all, shipped_root
 from harness.errors import UsageError
+from harness.install.shipped import resolve_all, shipped_root
 from harness.model.results import EXIT_OK
 from harness.releases.analysis import Report, analyse
 from harness.releases.cache import SweepCache, default_cache_dir

@@ -28,8 +28,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from harness.install.shipped import shipped_root
 from harness.errors import UsageError
+from harness.install.shipped import shipped_root
 from harness.model.results import RunInfo, RunResult
 from harness.releases.analysis import Change, Report, analyse
 from harness.releases.history import HistoryRow, entry_key
