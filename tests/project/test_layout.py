@@ -154,6 +154,7 @@ HARNESS_LAYERS: tuple[tuple[str, ...], ...] = (
     ("corpus",),
     ("report",),
     ("properties", "fuzz", "importers", "scaffold"),
+    ("releases",),  # sweeps releases with the runner, the baselines and the fuzzer
     ("cli",),
     ("pytest_plugin",),  # pytest's entry point reads the project config as the CLI does
 )
