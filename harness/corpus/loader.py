@@ -285,10 +285,10 @@ def _vacuous(r: YamlReader, node: Node, pairs: Pairs, field: str) -> None:
 
 
 def _wording(r: YamlReader, node: Node, field: str) -> tuple[tuple[tuple[str, ...], Expectation], ...]:
-    """``wording: {minimax: {…}, minimax+pi: {…}}``: per dialect (or dialects joined with ``+``,
-    wording they share), the form and texts a step shows there."""
+    """``wording: {minimax+pi: {…}, minimax: {…}}``: per dialect (or dialects joined with ``+``,
+    wording they share), the form and texts a step shows there; every block naming a dialect the
+    implementation declares applies."""
     out: list[tuple[tuple[str, ...], Expectation]] = []
-    seen: dict[str, str] = {}
     for key, (k, v) in (r.mapping(node, field, None) or {}).items():
         sub = f"{field}.{key}"
         names = tuple(key.split(DIALECT_SEPARATOR))
@@ -297,10 +297,8 @@ def _wording(r: YamlReader, node: Node, field: str) -> tuple[tuple[tuple[str, ..
             r.problem(k, sub, f"unknown dialect {bad[0]!r}; expected one of {', '.join(DIALECT_NAMES)} "
                               f"(several joined with {DIALECT_SEPARATOR}: minimax{DIALECT_SEPARATOR}pi)")
             continue
-        for n in names:
-            if n in seen:
-                r.problem(k, sub, f"dialect {n!r} has a block already ({field}.{seen[n]}); one block per dialect")
-            seen[n] = key
+        if len(set(names)) != len(names):
+            r.problem(k, sub, "names a dialect twice")
         pairs = r.mapping(v, sub, WORDING_KEYS)
         if pairs is None:
             continue

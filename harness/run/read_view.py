@@ -5,7 +5,9 @@ MiniMax's layer numbers every line (``     1→text``, spec read.8), answers an 
 ``<system-reminder>`` and adds its own notices; pi returns the raw text with the engine's notices
 (read.6, read.10). Both say the same thing about the file. The view takes off, in order:
 
-1. a text that is one ``<system-reminder>…</system-reminder>`` and nothing else: empty content;
+1. a text that is one ``<system-reminder>…</system-reminder>`` and nothing else, or one bracketed
+   line ``[…]`` and nothing else (``[Line 1 is 60.0KB, exceeds 50.0KB limit. Use bash: …]``): empty
+   content, that line its notice;
 2. trailing notices, each a last line ``[…]`` after a blank line (``\\n\\n[Showing lines 1-2000 of
    2501. Use offset=2001 to continue.]``, ``\\n\\n[desktop read output truncated: …offset=37…]``,
    ``\\n\\n[3 more lines in file. Use offset=4 to continue.]``); the outermost ``offset=N`` is where
@@ -22,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-REMINDER_RE = re.compile(r"\A<system-reminder>[^\n]*</system-reminder>\Z")
+REMINDER_RE = re.compile(r"\A(?:<system-reminder>[^\n]*</system-reminder>|\[[^\n]*\])\Z")
 NOTICE_RE = re.compile(r"\n\n(\[[^\n]*\])\Z")
 OFFSET_RE = re.compile(r"\boffset=(\d+)")
 PREFIX_RE = re.compile(r"\A *[0-9]+(?:\.[0-9]+)?(?:→|\t)")
@@ -37,7 +39,8 @@ class ReadView:
 
 def read_view(text: str) -> ReadView:
     if REMINDER_RE.match(text):
-        return ReadView("", None, (text,))
+        found = OFFSET_RE.findall(text)
+        return ReadView("", int(found[-1]) if found else None, (text,))
     notices: list[str] = []
     body = text
     while True:
