@@ -279,7 +279,7 @@ def _vacuous(r: YamlReader, node: Node, pairs: Pairs, field: str) -> None:
     for key in ("details", "files"):
         if key in pairs and isinstance(pairs[key][1], yaml.MappingNode) and not pairs[key][1].value:
             r.problem(pairs[key][1], f"{field}.{key}", f"{key}: {{}} matches every observation; name what to check")
-    for key in ("text", "error"):
+    for key in ("text", "error", "output", "content"):
         if key in pairs and isinstance(pairs[key][1], yaml.MappingNode) and not pairs[key][1].value:
             r.problem(pairs[key][1], f"{field}.{key}", f"{key}: {{}} matches every string; name a matcher")
 
