@@ -23,7 +23,6 @@ from typing import Any
 from harness.backends.base import Capabilities, HelloInfo
 from harness.model.features import ALL, FEATURE_NAMES, PI_FEATURES, patch_names
 from harness.model.file_state import FileState
-from harness.model.observation import Observation
 from harness.model.scenario import Expectation, FileCheck, Scenario, Step
 from harness.run.compare import check_file, check_text
 from harness.run.read_view import read_view
@@ -131,7 +130,7 @@ def _witness(exps: Sequence[Expectation]) -> tuple[bool | None, str | None, str 
     for e in exps:
         failed = _failed(e) if failed is None else failed
         if e.status is not None and (e.text is not None or e.error is not None or e.is_error is not None
-                                     or e.failed is None and e.output is None and e.content is None):
+                                     or (e.failed is None and e.output is None and e.content is None)):
             form = form or e.status
         for match, status in ((e.text, "result"), (e.error, "error"), (e.output, None)):
             if match is not None and match.equals is not None and text is None:

@@ -43,7 +43,6 @@ from harness.model.scenario import (
     ENCODINGS,
     EOLS,
     ERROR_ONLY_KEYS,
-    FORM_FREE_KEYS,
     KNOWN_OPS,
     KNOWN_TOOLS,
     NORMALIZERS,

@@ -19,8 +19,8 @@ from typing import Any
 from harness import __version__
 from harness.backends.base import Backend, Capabilities, HelloInfo
 from harness.errors import HarnessError, InfrastructureError
-from harness.model.observation import Observation
 from harness.model.features import UPSTREAM, Declaration, DeclarationOverride, describe_feature
+from harness.model.observation import Observation
 from harness.model.results import ERROR, FAIL, PASS, SKIP, RunInfo, RunResult, ScenarioResult, StepResult
 from harness.model.scenario import Requires, Scenario, Step
 from harness.run.compare import Mismatch, SnapshotHook, check_file, check_observation
