@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.backends.base import Capabilities, HelloInfo
-from harness.model.features import ALL, FEATURE_NAMES, PI_FEATURES, patch_names
+from harness.model.features import ALL, FEATURE_NAMES, PI_FEATURES, UPSTREAM_FEATURES, patch_names
 from harness.model.file_state import FileState
 from harness.model.scenario import Expectation, FileCheck, Scenario, Step
 from harness.run.compare import check_file, check_text
@@ -63,7 +63,7 @@ class Model:
 # layer declaring every feature that cannot apply profiles.
 MODELS: tuple[Model, ...] = (
     Model("reference", ("minimax", "pi"), ("minimax",), FEATURE_NAMES, (), True),
-    Model("upstream", ("minimax", "pi"), ("pi",), (*PI_FEATURES, "grep-tool", "glob-tool", "classify"), ALL, True),
+    Model("upstream", ("minimax", "pi"), ("pi",), UPSTREAM_FEATURES, ALL, True),
     Model("pi", ("pi",), ("pi",), PI_FEATURES, ALL, False, ("read", "write", "edit", "bash"),
           ("hello", "workspace", "call", "cancel", "fs_read")),
     Model("plain-layer", ("minimax",)),

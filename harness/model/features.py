@@ -46,8 +46,6 @@ FEATURE_LIST: tuple[Feature, ...] = (
     Feature("read-device-guard", "read refuses device files, FIFOs and sockets instead of blocking", ("read.4",)),
     Feature("read-output-cap", "read caps its output at 24 KiB and long lines at 2000 characters, with a notice",
             ("read.8", "read.9")),
-    Feature("read-empty-reminder", "read of an empty file (or past its last line) says so in a <system-reminder>",
-            ("read.8",)),
     Feature("read-path-candidates", "read resolves a path through the wrapper's candidates (literal name first, "
             "then special spaces, @ prefix, file:// URLs, AM/PM, NFD and curly quotes)", ("read.3",)),
     Feature("read-images", "read returns PNG, JPEG, GIF and WebP files as image content", ("read.7",)),
@@ -94,6 +92,9 @@ OP_FEATURES: dict[str, str] = {"classify": "classify", "task_output": "backgroun
 # A published pi release (and the reference's ``--upstream`` emulation of it): the features of
 # the pi engine, which has none of MiniMax's patches.
 PI_FEATURES: tuple[str, ...] = ("fuzzy-edit", "read-images")
+# ``toolproof serve --upstream`` (the reference without its wrapper): pi's engine, plus the tools and
+# ops that server still offers
+UPSTREAM_FEATURES: tuple[str, ...] = (*PI_FEATURES, "grep-tool", "glob-tool", "classify")
 ALL = "all"
 
 
@@ -115,7 +116,7 @@ class Declaration:
         return name in self.absent_patches
 
 
-UPSTREAM = Declaration(("pi",), PI_FEATURES, ALL_PATCHES, "profile base upstream")
+UPSTREAM = Declaration(("pi",), UPSTREAM_FEATURES, ALL_PATCHES, "profile base upstream")
 
 
 def patch_names(value: Any) -> tuple[str, ...]:

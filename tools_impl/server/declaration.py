@@ -13,7 +13,7 @@ REFERENCE_DIALECTS: tuple[str, ...] = ("minimax",)
 UPSTREAM_DIALECTS: tuple[str, ...] = ("pi",)
 REFERENCE_FEATURES: tuple[str, ...] = (
     "fuzzy-edit", "line-number-retry", "replace-all", "edit-disproportion-guard",
-    "read-binary-guard", "read-device-guard", "read-output-cap", "read-empty-reminder", "read-path-candidates",
+    "read-binary-guard", "read-device-guard", "read-output-cap", "read-path-candidates",
     "read-images", "read-pdf", "read-notebook", "write-keeps-encoding",
     "bash-output-cap", "bash-timeout-clamp", "bash-env-scrub", "bash-rm-trash", "background-tasks", "powershell",
     "process-events", "grep-tool", "glob-tool", "classify",
