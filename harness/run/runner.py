@@ -292,12 +292,12 @@ def _check_processes(backend: Backend, marker: str, allowed: int) -> StepResult:
 
 def describe_level(level: str, hello: HelloInfo | None, declared: DeclarationOverride | None = None) -> str:
     """What a run judged, in words: ``full (dialect minimax)``, or ``behaviour`` (asked for, or
-    the implementation declares no dialect)."""
+    the implementation declares no dialect); "" when no scenario reached the implementation."""
     decl = None if hello is None else declared.over(hello.declaration) if declared is not None else hello.declaration
+    if decl is None:  # no scenario reached the implementation: nothing was judged
+        return ""
     if level == LEVEL_BEHAVIOUR:
         return LEVEL_BEHAVIOUR
-    if decl is None:
-        return level
     if not decl.dialects:
         return f"{LEVEL_BEHAVIOUR} (the implementation declares no dialect)"
     return f"{LEVEL_FULL} (dialect {', '.join(decl.dialects)})"
