@@ -4,13 +4,17 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 
+import jsonschema
 import pytest
+import yaml
 
-from harness.corpus.loader import parse_scenario_text
+from harness.corpus.loader import find_scenario_files, parse_scenario_text
 from harness.errors import ScenarioError
 from harness.model.features import FEATURE_NAMES
+from tests.support.repo import REPO
 
 
 def problems_of(text: str) -> list[str]:
@@ -141,3 +145,22 @@ def test_calls_imply_the_features_they_use() -> None:
             expect: {failed: false}
         """), "s.yaml")
     assert s.required_features() == ("fuzzy-edit", "replace-all", "background-tasks", "grep-tool", "classify")
+
+
+def test_the_json_schema_knows_the_new_fields_and_accepts_the_shipped_corpus() -> None:
+    schema = json.loads((REPO / "harness/schemas/scenario.schema.json").read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    files = find_scenario_files([REPO / "scenarios", REPO / "adapters" / "pi" / "scenarios"])
+    assert len(files) > 400
+    for f in files:
+        errors = list(validator.iter_errors(yaml.safe_load(open(f, encoding="utf-8"))))
+        assert not errors, (f, errors[0].message)
+    good = {"id": "a", "features": ["fuzzy-edit"], "steps": [
+        {"tool": "read", "expect": {"failed": False, "content": "x", "next_offset": None},
+         "wording": {"minimax+pi": {"text": "x"}}}]}
+    assert not list(validator.iter_errors(good))
+    for bad in ({**good, "features": ["fuzzy-edti"]},
+                {**good, "steps": [{"tool": "read", "expect": {"failed": False}, "wording": {"minimx": {"text": "x"}}}]},
+                {**good, "steps": [{"tool": "read", "expect": {"failed": False}, "wording": {"pi": {"files": {}}}}]},
+                {**good, "steps": [{"tool": "read", "expect": {"next_offset": 0}}]}):
+        assert list(validator.iter_errors(bad)), bad
