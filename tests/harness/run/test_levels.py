@@ -18,6 +18,8 @@ from harness.corpus.loader import parse_scenario_text
 from harness.model.features import DeclarationOverride
 from harness.model.results import FAIL, PASS, SKIP, ScenarioResult
 from harness.model.scenario import Scenario
+from harness.report.results_files import merge
+from harness.report.writers import to_junit, to_markdown
 from harness.run.runner import LEVEL_BEHAVIOUR, LEVEL_FULL, Runner, describe_level, run_scenario
 from tests.support.repo import FIXTURES
 
@@ -217,3 +219,10 @@ def test_the_run_says_which_level_it_judged() -> None:
         assert result.info.level == said
         assert result.info.to_json()["level"] == said
     assert describe_level(LEVEL_FULL, None) == ""  # nothing reached the implementation
+
+
+def test_the_reports_say_which_level_ran() -> None:
+    run = Runner(lambda: backend({"dialects": ["pi"]}), level=LEVEL_FULL).run([scenario(WORDED)])
+    assert "Level: full (dialect pi)." in to_markdown(run)
+    assert '<property name="level" value="full (dialect pi)" />' in to_junit(run)
+    assert merge([run, run.with_scenarios(())]).info.level == "full (dialect pi)"
