@@ -81,13 +81,19 @@ def feature_skip(scenario: Scenario, decl: Declaration) -> str | None:
 def patch_skip(scenario: Scenario, hello: HelloInfo, decl: Declaration) -> str | None:
     """A scenario pinning a patch off demands the behaviour without it: it runs only where the
     implementation applies the scenario's profile (``profile_overlay``) or declares the patch
-    absent. One pinning it on does not run where the patch is declared absent (unless the profile
-    turns it on): the two would demand different results of the same call."""
+    absent. One pinning it on does not run where the patch is declared absent, unless its profile,
+    applied, sets the patch (on an implementation that applies profiles, a pin the profile leaves
+    alone is judged by the declaration: ``--upstream`` declares every patch absent): the two
+    would demand different results of the same call."""
     overlay = hello.capabilities.get("profile_overlay") is True
-    if overlay:
-        return None
+    profile = scenario.profile if isinstance(scenario.profile, dict) else {}
+    set_by_profile = set(profile.get("patches") or {}) if overlay else set()
+    if overlay and profile.get("base") == "upstream":
+        set_by_profile = {name for name, _ in scenario.patches}  # upstream, then the overlay's patches
     for name, state in scenario.patches:
-        if state == "off" and not decl.lacks_patch(name):
+        if name in set_by_profile:  # the implementation applies the profile, which decides
+            continue
+        if state == "off" and not overlay and not decl.lacks_patch(name):
             return (f"pins patch {name} off (the behaviour without it); the implementation neither applies the "
                     f"scenario's profile (profile_overlay) nor declares {name} absent")
         if state == "on" and decl.lacks_patch(name):

@@ -154,7 +154,7 @@ def hello_result(profile: Profile, base: Profile, ops: list[str]) -> m.HelloResu
         implementation=IMPLEMENTATION_NAME if base.wrapper else UPSTREAM_IMPLEMENTATION_NAME,
         version=__version__,
         surface=surface_of(profile),
-        surfaces=list(SURFACES),
+        surfaces=list(SURFACES) if base.wrapper else [surface_of(base)],
         tools=tool_names(),
         ops=ops,
         patches=applied_patches(profile),

@@ -106,7 +106,12 @@ def test_a_patch_pinned_on_skips_where_the_patch_is_declared_absent() -> None:
     assert run(on).status == PASS  # nothing declared: the patched behaviour is what is asked
     res = run(on, {"absent_patches": "all"})
     assert res.status == SKIP and res.reason == "pins patch edit.fuzzy-span on; the implementation declares it absent (its hello)"
-    assert run(on, {"absent_patches": "all", "capabilities": {"profile_overlay": True}}).status == PASS
+    # an implementation that applies profiles runs it when the profile sets the patch, and judges a
+    # pin the profile leaves alone by its declaration (``--upstream`` declares every patch absent)
+    overlay = {"absent_patches": "all", "capabilities": {"profile_overlay": True}}
+    assert run(on, overlay).status == SKIP
+    with_profile = scenario(PINNED.format(state="on") + "profile: {patches: {edit.fuzzy-span: true}}\n")
+    assert run(with_profile, overlay).status == PASS
 
 
 WORDED = """\
