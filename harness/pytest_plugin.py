@@ -32,6 +32,7 @@ from harness.cli.options import declared_by_config
 from harness.corpus.loader import load_scenario
 from harness.corpus.shipped import is_packaged, is_shipped_name, resolve, resolve_all, snapshot_root_for
 from harness.errors import HarnessError, InfrastructureError, ScenarioError, UsageError
+from harness.model.features import DeclarationOverride
 from harness.model.results import ERROR, FAIL, SKIP, STALE, XFAIL, RunInfo, RunResult, ScenarioResult
 from harness.model.scenario import LEVELS, Scenario
 from harness.report.baseline import apply_baseline, load_baseline
@@ -48,7 +49,7 @@ _ROOTS = pytest.StashKey[tuple[Path, ...]]()
 _NAMED = pytest.StashKey[tuple[Path, ...]]()
 _MARKERS = pytest.StashKey[set[str]]()
 _FORCED = pytest.StashKey[dict[Path, Path]]()
-_DECLARED = pytest.StashKey["DeclarationOverride | None"]()
+_DECLARED = pytest.StashKey[DeclarationOverride | None]()
 
 
 def marker_name(tag: str) -> str:

@@ -98,7 +98,7 @@ def _calls(s: Scenario, model: Model, caps: Capabilities) -> list[tuple[Step, st
     surface = target_surface(s.surface, model.surfaces) or s.surface
     out: list[tuple[Step, str]] = []
     for st in s.steps:
-        if capability_mismatch(st.when.items(), caps):
+        if capability_mismatch([(k, v) for k, v in st.when.items() if k != "programs"], caps):
             continue
         args = st.args
         if st.tool is not None and surface != s.surface:

@@ -18,13 +18,15 @@ from typing import Any
 
 from harness import __version__
 from harness.backends.base import Backend, Capabilities, HelloInfo
-from harness.errors import HarnessError, InfrastructureError
+from harness.errors import DeadlineExceeded, HarnessError, InfrastructureError
 from harness.model.features import UPSTREAM, Declaration, DeclarationOverride, describe_feature
 from harness.model.observation import Observation
 from harness.model.results import ERROR, FAIL, PASS, SKIP, RunInfo, RunResult, ScenarioResult, StepResult
 from harness.model.scenario import Requires, Scenario, Step
 from harness.run.compare import Mismatch, SnapshotHook, check_file, check_observation
+from harness.run.deadlines import describe_unanswered, step_deadline
 from harness.run.normalise import context_for, find_task_ids, normalize_observation
+from harness.run.programs import missing_programs
 from harness.run.session import Session
 from harness.run.surface_map import map_call, target_surface
 from harness.run.workspace_archive import build_archive
@@ -172,10 +174,11 @@ def infrastructure_result(scenario: Scenario, exc: HarnessError, context: str = 
 
 def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook | None = None,
                  keep_observations: bool = True, trees: bool = False, level: str = LEVEL_FULL,
-                 declared: DeclarationOverride | None = None) -> ScenarioResult:
+                 declared: DeclarationOverride | None = None, call_timeout: float | None = None) -> ScenarioResult:
     """Run one scenario on a started-or-startable backend. Raises nothing: infrastructure
     problems become ``error`` results (and the caller should ``restart()`` the backend).
-    ``trees``: list the workspace tree after every step (``StepResult.tree``), for ``diff``.
+    ``trees``: list the workspace tree after every step (``StepResult.tree``), for ``diff``;
+    ``call_timeout``: the deadline of calls without one of their own (``harness.run.deadlines``).
     ``level``: ``full`` judges each step's ``expect`` and the wording of the dialects the
     implementation declares (``declared``, else its hello); ``behaviour`` the ``expect`` alone."""
     t0 = time.monotonic()
@@ -215,7 +218,8 @@ def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook
             if cut:
                 steps.append(StepResult(step.id, SKIP, reason=f"not run: {cut}"))
                 continue
-            why = capability_mismatch(step.when.items(), caps)
+            why = capability_mismatch([(k, v) for k, v in step.when.items() if k != "programs"], caps) \
+                or missing_programs(session, step.when.get("programs", ()), caps, scenario.env)
             if why:
                 steps.append(StepResult(step.id, SKIP, reason=f"when: {why}"))
                 continue
@@ -225,10 +229,13 @@ def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook
                 steps.append(StepResult(step.id, SKIP, reason=f"on the {surface} surface: {exc}"))
                 cut = f"step {step.id} could not be sent on the {surface} surface"
                 continue
+            deadline = step_deadline(step, fields.get("args") if step.tool else fields, call_timeout)
             s0 = time.monotonic()
             try:
-                resp = session.request(op, fields, deadline_s=step.timeout)
+                resp = session.request(op, fields, deadline_s=deadline.seconds)
             except InfrastructureError as exc:
+                if isinstance(exc, DeadlineExceeded):
+                    exc = InfrastructureError(describe_unanswered(step, deadline))
                 status_error = str(exc)
                 steps.append(StepResult(step.id, ERROR, (f"infrastructure: {exc}",), time.monotonic() - s0))
                 continue
@@ -315,10 +322,12 @@ class Runner:
     def __init__(self, backend_factory: BackendFactory, *, jobs: int = 1,
                  progress: ProgressHook | None = None, snapshot_factory: SnapshotFactory | None = None,
                  keep_observations: bool = True, backend_label: str = "", trees: bool = False,
-                 level: str = LEVEL_FULL, declared: DeclarationOverride | None = None) -> None:
+                 level: str = LEVEL_FULL, declared: DeclarationOverride | None = None,
+                 call_timeout: float | None = None) -> None:
         self.backend_factory = backend_factory
         self.level = level
         self.declared = declared
+        self.call_timeout = call_timeout
         self.trees = trees
         self.jobs = max(1, jobs)
         self.progress = progress
@@ -357,7 +366,8 @@ class Runner:
             if res is None:
                 snap = self.snapshot_factory(scenario) if self.snapshot_factory else None
                 res = run_scenario(backend, scenario, snapshot=snap, keep_observations=self.keep_observations,
-                                   trees=self.trees, level=self.level, declared=self.declared)
+                                   trees=self.trees, level=self.level, declared=self.declared,
+                                   call_timeout=self.call_timeout)
                 if res.status == ERROR:
                     self._local.dirty = True
                 if self.hello is None and res.status != ERROR:
