@@ -28,11 +28,13 @@ import pytest
 from harness.backends.base import Backend
 from harness.backends.registry import DEFAULT_IMPL, backend_factory
 from harness.cli.config import load_config
+from harness.cli.options import declared_by_config
 from harness.corpus.loader import load_scenario
 from harness.errors import HarnessError, InfrastructureError, ScenarioError, UsageError
 from harness.install.shipped import is_packaged, is_shipped_name, resolve, resolve_all, snapshot_root_for
+from harness.model.features import DeclarationOverride
 from harness.model.results import ERROR, FAIL, SKIP, STALE, XFAIL, RunInfo, RunResult, ScenarioResult
-from harness.model.scenario import Scenario
+from harness.model.scenario import LEVELS, Scenario
 from harness.report.baseline import apply_baseline, load_baseline
 from harness.run.compare import readable_diff
 from harness.run.runner import run_scenario
@@ -47,6 +49,7 @@ _ROOTS = pytest.StashKey[tuple[Path, ...]]()
 _NAMED = pytest.StashKey[tuple[Path, ...]]()
 _MARKERS = pytest.StashKey[set[str]]()
 _FORCED = pytest.StashKey[dict[Path, Path]]()
+_DECLARED = pytest.StashKey[DeclarationOverride | None]()
 
 
 def marker_name(tag: str) -> str:
@@ -88,6 +91,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--toolproof-baseline", default=None, metavar="FILE",
                     help="baseline YAML: listed failures xfail, listed passes fail as stale "
                          "(default: baseline of [tool.toolproof])")
+    group.addoption("--toolproof-level", default="full", choices=LEVELS,
+                    help="behaviour: judge each step's expect alone; full (default): also the wording of "
+                         "the dialects the implementation declares")
     parser.addini("toolproof_paths", "directories whose YAML files are toolproof scenarios", type="args",
                   default=[])
 
@@ -112,6 +118,7 @@ def pytest_configure(config: pytest.Config) -> None:
             config.option.toolproof_impl = DEFAULT_IMPL
         if config.getoption("toolproof_baseline") is None and tp.baseline:
             config.option.toolproof_baseline = resolve_all([tp.baseline])[0]
+        config.stash[_DECLARED] = declared_by_config(tp, config.getoption("toolproof_impl"))
     except UsageError as exc:
         raise pytest.UsageError(f"toolproof: {exc}") from None
     config.stash[_ROOTS] = resolved_roots = tuple((config.rootpath / p).resolve() for p in roots)
@@ -320,7 +327,9 @@ def toolproof_result(request: pytest.FixtureRequest, toolproof_backend: _Backend
     except HarnessError as exc:
         toolproof_backend.dirty = True
         raise InfrastructureError(f"backend {toolproof_backend.spec}: {exc}") from None
-    result = run_scenario(backend, scenario, snapshot=_snapshot_hook(request), keep_observations=False)
+    result = run_scenario(backend, scenario, snapshot=_snapshot_hook(request), keep_observations=False,
+                          level=request.config.getoption("toolproof_level"),
+                          declared=request.config.stash.get(_DECLARED, None))
     if result.status == ERROR:
         toolproof_backend.dirty = True
         raise InfrastructureError(result.failure_text or result.message)

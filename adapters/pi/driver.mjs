@@ -35,6 +35,9 @@ const FACTORIES = {
 	ls: "createLsTool",
 };
 const DEFAULT_TOOLS = ["read", "write", "edit", "bash"];
+const DIALECTS = ["pi"];
+// fuzzy edit matching (spec edit.10) and image reads (read.7) are the engine's own
+const FEATURES = ["fuzzy-edit", "read-images"];
 // Spec spec common.7; used when a tool object does not declare `executionMode` itself.
 const DEFAULT_MODES = { read: "parallel", grep: "parallel", find: "parallel", ls: "parallel" };
 const ABORT_MESSAGE = "Operation aborted";
@@ -279,6 +282,11 @@ class Driver {
 			pi_tools: this.exported,
 			ops: OPS,
 			patches: [],
+			// what a published release is (toolproof's docs/scenario-format.md, "Behaviour, wording
+			// and features"): pi's wording, the optional features of pi's engine, none of MiniMax's patches
+			dialects: DIALECTS,
+			features: FEATURES,
+			absent_patches: "all",
 			validation: this.pi.validate ? "pi-ai validateToolArguments" : "none",
 			capabilities: capabilities(),
 		});

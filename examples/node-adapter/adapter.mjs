@@ -101,6 +101,11 @@ function hello() {
     tools: Object.keys(TOOLS).sort(),
     ops: ["hello", "workspace", "call", "shutdown"],
     patches: [],
+    // What this layer is (toolproof's docs/scenario-format.md, "Behaviour, wording and features"):
+    // the dialects whose exact wording it speaks (none: only behaviour is judged) and the optional
+    // features it has (none: scenarios needing one skip, with the reason). List them as you add them.
+    dialects: [],
+    features: [],
     capabilities: { os: windows ? "windows" : "linux", shell: windows ? "pwsh" : "bash", symlinks: !windows,
                     fifo: !windows, case_sensitive_fs: !windows,
                     // scenarios about permissions skip under root, where they cannot hold

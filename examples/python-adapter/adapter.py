@@ -133,6 +133,12 @@ def hello():
         "tools": sorted(TOOLS),
         "ops": ["hello", "workspace", "call", "shutdown"],
         "patches": [],
+        # What this layer is (toolproof's docs/scenario-format.md, "Behaviour, wording and
+        # features"): the dialects whose exact wording it speaks (none: only behaviour is judged)
+        # and the optional features it has (none: scenarios needing one skip, with the reason).
+        # List them as you add them, e.g. "features": ["fuzzy-edit"].
+        "dialects": [],
+        "features": [],
         "capabilities": {"os": "windows" if os.name == "nt" else "linux",
                          "shell": "pwsh" if os.name == "nt" else "bash",
                          "symlinks": os.name != "nt", "fifo": hasattr(os, "mkfifo"),

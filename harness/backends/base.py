@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.backends.client import Response
+from harness.model.features import Declaration, patch_names
 from harness.model.file_state import FileState
 
 JsonObj = dict[str, Any]
@@ -74,6 +75,11 @@ class HelloInfo:
     patches: tuple[str, ...]
     capabilities: Capabilities
     surfaces: tuple[str, ...] = ()
+    # what it declares (docs/scenario-format.md, "Behaviour, wording and features"): the dialects
+    # whose wording it speaks, its optional features, the patch toggles it does not have
+    dialects: tuple[str, ...] = ()
+    features: tuple[str, ...] = ()
+    absent_patches: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, obj: JsonObj) -> HelloInfo:
@@ -87,7 +93,18 @@ class HelloInfo:
             patches=tuple(obj.get("patches", ())),
             capabilities=Capabilities.from_json(obj.get("capabilities")),
             surfaces=tuple(obj.get("surfaces", ())),
+            dialects=_names(obj.get("dialects")),
+            features=_names(obj.get("features")),
+            absent_patches=patch_names(obj.get("absent_patches")),
         )
+
+    @property
+    def declaration(self) -> Declaration:
+        return Declaration(self.dialects, self.features, self.absent_patches, "hello")
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    return tuple(str(v) for v in value) if isinstance(value, (list, tuple)) else ()
 
 
 class Backend(abc.ABC):

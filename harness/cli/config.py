@@ -7,6 +7,8 @@ and the pytest plugin alike (a command-line option always wins).
     paths = ["toolproof:", "toolproof/scenarios"]
     baseline = "toolproof/baseline.yaml"
     jobs = "auto"                               # or a number
+    dialects = []                               # what the impl declares when its hello does not:
+    features = ["fuzzy-edit"]                   #   harness/model/features.py (docs/scenario-format.md)
 
 The file is the nearest ``pyproject.toml`` in the current directory or above it (stopping at the
 root of a git repository). Relative paths are relative to the file's directory (so are the words
@@ -28,10 +30,11 @@ from harness.backends.cmd import PYTHON_PLACEHOLDER
 from harness.backends.impl import parse_impl
 from harness.errors import UsageError
 from harness.install.shipped import is_shipped_name
+from harness.model.features import DIALECT_NAMES, FEATURE_NAMES
 
 CONFIG_FILE = "pyproject.toml"
 SECTION = "tool.toolproof"
-KEYS = ("impl", "backend", "baseline", "paths", "jobs")
+KEYS = ("impl", "backend", "baseline", "paths", "jobs", "dialects", "features")
 JOBS_AUTO = "auto"
 
 
@@ -43,6 +46,8 @@ class Config:
     baseline: str | None = None
     paths: tuple[str, ...] = field(default_factory=tuple)
     jobs: int | None = None
+    dialects: tuple[str, ...] | None = None  # None: not configured (the hello's declaration stands)
+    features: tuple[str, ...] | None = None
 
     @property
     def found(self) -> bool:
@@ -143,9 +148,25 @@ def parse_config(data: dict[str, object], file: str) -> Config:
     backend = _string(file, "backend", section["backend"]) if "backend" in section else None
     baseline = _string(file, "baseline", section["baseline"]) if "baseline" in section else None
     jobs = parse_jobs(section["jobs"], f"{file}: [{SECTION}] jobs") if "jobs" in section else None  # type: ignore[arg-type]
+    dialects = _names(file, "dialects", section["dialects"], DIALECT_NAMES) if "dialects" in section else None
+    features = _names(file, "features", section["features"], FEATURE_NAMES) if "features" in section else None
     return Config(path=file, impl=_command_relative_to(base, impl) if impl else None, backend=backend,
                   baseline=_relative_to(base, baseline) if baseline else None,
-                  paths=tuple(_relative_to(base, p) for p in paths_value), jobs=jobs)
+                  paths=tuple(_relative_to(base, p) for p in paths_value), jobs=jobs, dialects=dialects,
+                  features=features)
+
+
+def _names(file: str, key: str, value: object, known: tuple[str, ...]) -> tuple[str, ...]:
+    """``dialects`` / ``features``: a list of names from the harness's registry."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError(f"{file}: [{SECTION}] {key}: expected a list of strings, got {value!r}")
+    for name in value:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise UsageError(f"{file}: [{SECTION}] {key}: unknown name {name!r}{hint}; expected some of "
+                             f"{', '.join(known)}")
+    return tuple(value)
 
 
 def load_config(start: Path | None = None) -> Config:

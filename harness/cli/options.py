@@ -14,8 +14,10 @@ from harness.corpus.loader import find_scenario_files, load_corpus
 from harness.corpus.selection import select
 from harness.errors import EmptySelection, UsageError
 from harness.install.shipped import resolve_all
-from harness.model.scenario import Scenario
+from harness.model.features import DeclarationOverride
+from harness.model.scenario import LEVELS, Scenario
 from harness.run.deadlines import BASH_GRACE_S, DEFAULT_CALL_TIMEOUT_S
+from harness.run.runner import LEVEL_FULL
 
 Subparsers = argparse._SubParsersAction  # what ``parser.add_subparsers()`` returns
 PATHS_HELP = ("scenario files or directories; toolproof: names the shipped corpus (toolproof:edit, toolproof:pi); "
@@ -97,6 +99,8 @@ def apply_config(args: argparse.Namespace, config: Config | None = None) -> Conf
             args.impl_a = config.impl
     if hasattr(args, "jobs") and args.jobs is None:
         args.jobs = config.jobs or 1
+    if hasattr(args, "impl"):
+        args.declared = declared_by_config(config, getattr(args, "impl", None))
     if hasattr(args, "baseline"):
         if getattr(args, "no_baseline", False):
             args.baseline = None
@@ -106,6 +110,23 @@ def apply_config(args: argparse.Namespace, config: Config | None = None) -> Conf
         if args.baseline:
             args.baseline = resolve_all([args.baseline])[0]
     return config
+
+
+def declared_by_config(config: Config, impl: str | None) -> DeclarationOverride | None:
+    """``[tool.toolproof] dialects``/``features`` describe the configured implementation: they
+    apply when that is the one under test, never to ``--impl reference`` run in the same repository."""
+    if config.dialects is None and config.features is None:
+        return None
+    if not config.impl or impl != config.impl:
+        return None
+    return DeclarationOverride(config.dialects, config.features, f"[tool.toolproof] in {config.path}")
+
+
+def add_level(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--level", choices=LEVELS, default=LEVEL_FULL,
+                   help="behaviour: judge each step's expect alone; full (default): also the wording of the "
+                        "dialects the implementation declares (an implementation declaring none is judged on "
+                        "behaviour either way)")
 
 
 def load_selection(paths: Sequence[str], keyword: str | None = None, tags: Sequence[str] = (),

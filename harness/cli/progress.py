@@ -14,11 +14,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from harness.backends.registry import DEFAULT_IMPL, backend_selection
+from harness.model.features import DeclarationOverride
 from harness.model.results import ERROR, FAIL, SKIP, STALE, STATUSES, XFAIL, RunResult, ScenarioResult
 from harness.model.scenario import Scenario
 from harness.report.baseline import Baseline, apply_to_result
 from harness.report.writers import summary_line
-from harness.run.runner import Runner
+from harness.run.runner import LEVEL_FULL, Runner
 from harness.run.snapshots import SnapshotStore
 
 STATUS_WORDS = {status: status.upper() for status in STATUSES}
@@ -32,6 +33,7 @@ def plain_output() -> bool:
 def run_scenarios(scenarios: list[Scenario], backend: str, jobs: int, out: TextIO, *, shard: str = "",
                   baseline: str = "", keep_observations: bool = True, quiet: bool = False,
                   baseline_obj: Baseline | None = None, impl: str = DEFAULT_IMPL, trees: bool = False,
+                  level: str = LEVEL_FULL, declared: DeclarationOverride | None = None,
                   call_timeout: float | None = None) -> RunResult:
     """Run ``scenarios`` of implementation ``impl`` on the backend named ``backend`` with ``jobs``
     workers, showing progress on ``out`` unless ``quiet``; ``baseline_obj`` only relabels the
@@ -65,8 +67,8 @@ def run_scenarios(scenarios: list[Scenario], backend: str, jobs: int, out: TextI
 
     snapshots = SnapshotStore(SnapshotStore.default_root())
     runner = Runner(factory, jobs=jobs, progress=progress_cb, snapshot_factory=snapshots.hook_for,
-                    keep_observations=keep_observations, backend_label=label, trees=trees,
-                    call_timeout=call_timeout)
+                    keep_observations=keep_observations, backend_label=label, trees=trees, level=level,
+                    declared=declared, call_timeout=call_timeout)
     if bar is not None:
         with bar:
             run = runner.run(scenarios, shard=shard, baseline=baseline)
@@ -102,3 +104,5 @@ def print_summary(run: RunResult, out: TextIO) -> None:
         Console(file=out).print(table)
     print(f"\ntoolproof: {summary_line(run)} in {run.info.duration_s:.1f} s "
           f"[{run.info.backend}{' ' + run.info.implementation if run.info.implementation else ''}]", file=out)
+    if run.info.level:
+        print(f"toolproof: level {run.info.level}", file=out)

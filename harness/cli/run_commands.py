@@ -7,7 +7,7 @@ import dataclasses
 from typing import TextIO
 
 from harness.cli.gate import choose_run_baseline, default_paths
-from harness.cli.options import Subparsers, add_backend, add_selection, load_selection
+from harness.cli.options import Subparsers, add_backend, add_level, add_selection, load_selection
 from harness.cli.progress import print_summary, run_scenarios
 from harness.corpus.loader import find_scenario_files, load_corpus
 from harness.errors import UsageError
@@ -28,8 +28,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     chosen = choose_run_baseline(args, shipped_gate)
     baseline = chosen.baseline
     run = run_scenarios(scenarios, args.backend, args.jobs, out, shard=args.shard or "",
-                        baseline=chosen.path, baseline_obj=baseline, impl=args.impl,
-                        call_timeout=args.call_timeout)
+                        baseline=chosen.path, baseline_obj=baseline, impl=args.impl, level=args.level,
+                        declared=getattr(args, "declared", None), call_timeout=args.call_timeout)
     run = dataclasses.replace(run, info=dataclasses.replace(run.info, baseline_choice=chosen.choice))
     if baseline is not None:
         run = apply_baseline(run, baseline)
@@ -84,6 +84,7 @@ def register_cli(subparsers: Subparsers) -> None:
                                           "what IMPL's hello says.")
     add_selection(p)
     add_backend(p)
+    add_level(p)
     add_report_options(p)
     p.add_argument("--baseline", metavar="F", help="baseline YAML of known failures (default: baseline in "
                                                    "[tool.toolproof]; for the shipped gate, the shipped baseline of "

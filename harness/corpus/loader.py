@@ -34,6 +34,7 @@ from harness.corpus.yaml_reader import (
     read_document_text,
 )
 from harness.errors import ScenarioError, UsageError
+from harness.model.features import DIALECT_NAMES, DIALECT_SEPARATOR, FEATURE_NAMES
 from harness.model.file_state import FILE_KINDS
 from harness.model.scenario import (
     CONDITION_NAMES,
@@ -68,8 +69,8 @@ ERROR_KINDS = ("tool", "aborted", "validation", "protocol", "internal")
 CONTENT_TYPES = ("text", "image")
 SAVE_ROOTS = ("details", "text", "result", "error")
 
-TOP_KEYS = ("id", "title", "tags", "spec", "patches", "requires", "surface", "profile", "env", "normalize", "workspace",
-            "steps", "files", "processes")
+TOP_KEYS = ("id", "title", "tags", "spec", "patches", "requires", "features", "surface", "profile", "env", "normalize",
+            "workspace", "steps", "files", "processes")
 REQUIRES_KEYS = (*CONDITION_NAMES, "tools")
 WHEN_KEYS = (*CONDITION_NAMES, "programs")
 PROGRAM_NAME_RE = re.compile(r"[A-Za-z0-9][\w.+-]*")
@@ -78,14 +79,17 @@ WORKSPACE_KEYS = ("from", "files", "git")
 WS_FROM_KEYS = (*SOURCE_KINDS, "rev", "exclude", "sha256")
 WS_FILE_KEYS = ("path", "text", "encoding", "bom", "eol", "mode", "mtime", "base64", "symlink", "fifo", "dir")
 WS_CONTENT_KEYS = ("text", "base64", "symlink", "fifo", "dir")
-STEP_KEYS = ("id", "tool", "op", "args", "timeout", "when", "expect", "reason", "platform", "save")
+STEP_KEYS = ("id", "tool", "op", "args", "timeout", "when", "expect", "wording", "reason", "platform", "save")
 SPEC_ID_PATTERN = re.compile(r"[a-z][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)*")
 PATCH_STATES = ("on", "off")
 EXPECT_NONE = "none"
 MISSING_EXPECT = ("required field is missing (every step asserts something; "
                   "write expect: none with a reason: if it really checks nothing)")
-EXPECT_KEYS = ("status", "is_error", "text", "error", "error_kind", "details", "details_absent",
-               "content_types", "process_events", "files", "duration")
+EXPECT_KEYS = ("status", "is_error", "failed", "output", "content", "next_offset", "text", "error", "error_kind",
+               "details", "details_absent", "content_types", "process_events", "files", "duration")
+# a wording block (``wording: {minimax: …}``) checks the form and the texts, never the behaviour
+WORDING_KEYS = ("status", "is_error", "text", "error", "error_kind", "details", "details_absent", "content_types",
+                "process_events")
 TEXT_KEYS = ("equals", "contains", "not_contains", "regex", "lines", "max_bytes", "min_bytes",
              "startswith", "endswith", "snapshot")
 SHA256_RE = re.compile(r"[0-9a-f]{64}")
@@ -210,15 +214,18 @@ def _b64(r: YamlReader, node: Node, field: str) -> bytes | None:
         return None
 
 
-def _expectation(r: YamlReader, pairs: Pairs, field: str) -> Expectation:
+def _expectation(r: YamlReader, pairs: Pairs, field: str, wording: bool = False) -> Expectation:
+    """``expect`` (behaviour) or, with ``wording``, one dialect's block. Without an explicit
+    ``status`` an expect is ``status: result`` unless it says ``failed`` (either form); a wording
+    block's status follows from its keys (``error`` → error, ``text`` → result), else either."""
     kw: dict[str, Any] = {}
     for key, (_, v) in pairs.items():
         sub = f"{field}.{key}"
         if key == "status":
             kw[key] = r.string(v, sub, STATUSES) or "result"
-        elif key == "is_error":
+        elif key in ("is_error", "failed"):
             kw[key] = r.boolean(v, sub)
-        elif key in ("text", "error"):
+        elif key in ("text", "error", "output", "content"):
             kw[key] = _text_match(r, v, sub)
         elif key == "error_kind":
             kw[key] = r.string(v, sub, ERROR_KINDS)
@@ -244,8 +251,29 @@ def _expectation(r: YamlReader, pairs: Pairs, field: str) -> Expectation:
             dpairs = r.mapping(v, sub, DURATION_KEYS)
             for dk, (_, dv) in (dpairs or {}).items():
                 kw[f"duration_{dk}"] = r.number(dv, f"{sub}.{dk}", minimum=0)
-    status = kw.get("status", "result")
-    if status == "result":
+        elif key == "next_offset":
+            kw["checks_next_offset"] = True
+            kw[key] = None if r.value(v) is None and isinstance(v, yaml.ScalarNode) else r.integer(v, sub, minimum=1)
+    if "status" in kw:
+        status: str | None = kw["status"]
+    elif wording:
+        status = "error" if any(k in pairs for k in ERROR_ONLY_KEYS) else \
+            "result" if any(k in pairs for k in RESULT_ONLY_KEYS) else None
+    else:
+        status = None if "failed" in pairs else "result"
+    kw["status"] = status
+    if "failed" in pairs:
+        for key in ("status", "is_error"):
+            if key in pairs:
+                r.problem(pairs[key][0], f"{field}.{key}",
+                          "not together with failed (failed: true means raised or is_error: true; "
+                          "say the exact form in a wording block)")
+    if status is None:
+        for key in (*RESULT_ONLY_KEYS, *ERROR_ONLY_KEYS):
+            if key in pairs and key != "is_error":
+                r.problem(pairs[key][0], f"{field}.{key}",
+                          "needs a status (result or error); output: checks the text of either form")
+    elif status == "result":
         for key in ERROR_ONLY_KEYS:
             if key in pairs:
                 r.problem(pairs[key][0], f"{field}.{key}", "only allowed with status: error")
@@ -264,9 +292,32 @@ def _vacuous(r: YamlReader, node: Node, pairs: Pairs, field: str) -> None:
     for key in ("details", "files"):
         if key in pairs and isinstance(pairs[key][1], yaml.MappingNode) and not pairs[key][1].value:
             r.problem(pairs[key][1], f"{field}.{key}", f"{key}: {{}} matches every observation; name what to check")
-    for key in ("text", "error"):
+    for key in ("text", "error", "output", "content"):
         if key in pairs and isinstance(pairs[key][1], yaml.MappingNode) and not pairs[key][1].value:
             r.problem(pairs[key][1], f"{field}.{key}", f"{key}: {{}} matches every string; name a matcher")
+
+
+def _wording(r: YamlReader, node: Node, field: str) -> tuple[tuple[tuple[str, ...], Expectation], ...]:
+    """``wording: {minimax+pi: {…}, minimax: {…}}``: per dialect (or dialects joined with ``+``,
+    wording they share), the form and texts a step shows there; every block naming a dialect the
+    implementation declares applies."""
+    out: list[tuple[tuple[str, ...], Expectation]] = []
+    for key, (k, v) in (r.mapping(node, field, None) or {}).items():
+        sub = f"{field}.{key}"
+        names = tuple(key.split(DIALECT_SEPARATOR))
+        bad = [n for n in names if n not in DIALECT_NAMES]
+        if bad:
+            r.problem(k, sub, f"unknown dialect {bad[0]!r}; expected one of {', '.join(DIALECT_NAMES)} "
+                              f"(several joined with {DIALECT_SEPARATOR}: minimax{DIALECT_SEPARATOR}pi)")
+            continue
+        if len(set(names)) != len(names):
+            r.problem(k, sub, "names a dialect twice")
+        pairs = r.mapping(v, sub, WORDING_KEYS)
+        if pairs is None:
+            continue
+        _vacuous(r, v, pairs, sub)
+        out.append((names, _expectation(r, pairs, sub, wording=True)))
+    return tuple(out)
 
 
 def _step(r: YamlReader, node: Node, index: int, seen_ids: dict[str, int]) -> Step | None:
@@ -334,6 +385,7 @@ def _step(r: YamlReader, node: Node, index: int, seen_ids: dict[str, int]) -> St
             over = r.mapping(pv, f"{field}.platform.{os_name}", EXPECT_KEYS)
             if over is not None:
                 platform.append((os_name, _expectation(r, {**exp_pairs, **over}, f"{field}.platform.{os_name}")))
+    wording = _wording(r, pairs["wording"][1], f"{field}.wording") if "wording" in pairs else ()
     save: list[tuple[str, str]] = []
     if "save" in pairs:
         for name, (k, v) in (r.mapping(pairs["save"][1], f"{field}.save", None) or {}).items():
@@ -348,7 +400,7 @@ def _step(r: YamlReader, node: Node, index: int, seen_ids: dict[str, int]) -> St
                     save.append((name, src))
     return Step(id=step_id, index=index, line=node.start_mark.line + 1, tool=tool, op=op, args=args,
                 timeout=timeout, when=when, expect=expect, platform=tuple(platform), save=tuple(save),
-                raw_expect=raw_expect, reason=reason)
+                raw_expect=raw_expect, reason=reason, wording=wording)
 
 
 def _workspace_from(r: YamlReader, node: Node) -> tuple[WorkspaceEntry, ...]:
@@ -543,6 +595,8 @@ def _scenario(r: YamlReader, root: Node) -> Scenario | None:
         kw["requires"] = _requires(r, pairs["requires"][1], "requires", REQUIRES_KEYS)
     if "surface" in pairs:
         kw["surface"] = r.string(pairs["surface"][1], "surface", SURFACES) or "minimax"
+    if "features" in pairs:
+        kw["features"] = r.strings(pairs["features"][1], "features", FEATURE_NAMES) or ()
     if "profile" in pairs:
         kw["profile"] = _profile(r, pairs["profile"][1])
     if "env" in pairs:

@@ -139,12 +139,14 @@ class RunInfo:
     extra: dict[str, Any] = field(default_factory=dict)
     run_id: str = ""  # labels the run's containers (docker backend); printed when the run starts
     baseline_choice: str = ""  # why ``baseline`` (or none) was applied, in words
+    level: str = ""  # what was judged: ``full (dialect minimax)``, ``behaviour`` … (harness.run.runner)
 
     def to_json(self) -> dict[str, Any]:
         return {"backend": self.backend, "implementation": self.implementation, "version": self.version,
                 "started": self.started, "duration_s": round(self.duration_s, 3), "jobs": self.jobs,
                 "shard": self.shard, "baseline": self.baseline, "toolproof_version": self.toolproof_version,
                 **({"baseline_choice": self.baseline_choice} if self.baseline_choice else {}),
+                **({"level": self.level} if self.level else {}),
                 **({"run_id": self.run_id} if self.run_id else {}),
                 **({"extra": self.extra} if self.extra else {})}
 
@@ -153,7 +155,8 @@ class RunInfo:
         return cls(str(obj.get("backend", "")), str(obj.get("implementation", "")), str(obj.get("version", "")),
                    str(obj.get("started", "")), float(obj.get("duration_s", 0.0)), int(obj.get("jobs", 1)),
                    str(obj.get("shard", "")), str(obj.get("baseline", "")), str(obj.get("toolproof_version", "")),
-                   dict(obj.get("extra", {})), str(obj.get("run_id", "")), str(obj.get("baseline_choice", "")))
+                   dict(obj.get("extra", {})), str(obj.get("run_id", "")), str(obj.get("baseline_choice", "")),
+                   str(obj.get("level", "")))
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.model.features import implied_by_call
+
 JsonObj = dict[str, Any]
 
 # the six tools of the corpus, then pi's own search tools ``find`` and ``ls``, which only pi-surface
@@ -23,6 +25,10 @@ CODECS: dict[str, str] = {"utf-8": "utf-8", "utf-16le": "utf-16-le"}  # scenario
 EOLS: dict[str, str] = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
 # Expectation keys that only make sense for one outcome (``status: result`` or ``status: error``).
 RESULT_ONLY_KEYS: tuple[str, ...] = ("is_error", "text", "details", "details_absent", "content_types")
+# Behaviour checks that hold whatever form the outcome takes (raised, or returned with is_error):
+# what the model sees is the same either way (docs/scenario-format.md).
+FORM_FREE_KEYS: tuple[str, ...] = ("failed", "output", "content", "next_offset")
+LEVELS: tuple[str, ...] = ("behaviour", "full")
 ERROR_ONLY_KEYS: tuple[str, ...] = ("error", "error_kind")
 # What ``requires`` / a step's ``when`` can ask of the backend (``requires`` also takes ``tools``).
 CONDITION_NAMES: tuple[str, ...] = ("os", "shell", "symlinks", "fifo", "root", "case_sensitive_fs", "isolation",
@@ -73,10 +79,20 @@ class FileCheck:
 
 @dataclass(frozen=True)
 class Expectation:
-    """What one step's observation must satisfy."""
+    """What one step's observation must satisfy. ``status`` None: either form (a behaviour check
+    with ``failed``, or a wording block that names no outcome)."""
 
-    status: str = "result"
+    status: str | None = "result"
     is_error: bool | None = None
+    # the call failed: it raised an error or returned is_error true (either form)
+    failed: bool | None = None
+    # what the model sees: the result's text, or the raised error's message
+    output: TextMatch | None = None
+    # a read's content: its text without line-number prefixes and trailing notices
+    # (harness/run/read_view.py), and the offset its notice says to continue at (None: no notice)
+    content: TextMatch | None = None
+    next_offset: int | None = None
+    checks_next_offset: bool = False
     text: TextMatch | None = None
     error: TextMatch | None = None
     error_kind: str | None = None
@@ -108,6 +124,14 @@ class Step:
     save: tuple[tuple[str, str], ...] = ()
     raw_expect: JsonObj = field(default_factory=dict)
     reason: str = ""  # why a step marked ``expect: none`` asserts nothing
+    # wording checks: (dialects, expectation) — judged where the implementation declares one of
+    # the dialects, at ``--level full``, in addition to ``expect``
+    wording: tuple[tuple[tuple[str, ...], Expectation], ...] = ()
+
+    def wording_for(self, dialects: tuple[str, ...]) -> list[tuple[str, Expectation]]:
+        """The wording blocks that apply to an implementation speaking ``dialects``, each with its
+        label (``minimax+pi``)."""
+        return [("+".join(names), exp) for names, exp in self.wording if any(d in dialects for d in names)]
 
     def expectation_for(self, os_name: str) -> Expectation:
         for name, exp in self.platform:
@@ -176,6 +200,7 @@ class Scenario:
     patches: tuple[tuple[str, str], ...] = ()  # (toggle, "on" | "off") the scenario pins
     requires: Requires = field(default_factory=Requires)
     surface: str = "minimax"
+    features: tuple[str, ...] = ()  # optional features it needs (harness/model/features.py)
     profile: JsonObj | None = None
     env: dict[str, str | None] = field(default_factory=dict)
     normalize: tuple[str, ...] = DEFAULT_NORMALIZERS
@@ -183,6 +208,11 @@ class Scenario:
     steps: tuple[Step, ...] = ()
     files: tuple[FileCheck, ...] = ()
     processes_left_behind: int | None = None
+
+    def required_features(self) -> tuple[str, ...]:
+        """The scenario's ``features`` and those its steps' calls imply (``implied_by_call``)."""
+        implied = [f for st in self.steps for f in implied_by_call(st.tool, st.op, st.args)]
+        return tuple(dict.fromkeys([*self.features, *implied]))
 
 
 def encode_text(text: str, encoding: str = "utf-8", bom: bool = False, eol: str = "lf") -> bytes:

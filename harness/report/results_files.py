@@ -93,5 +93,6 @@ def merge(runs: Sequence[RunResult]) -> RunResult:
                    started=min(r.info.started for r in runs), duration_s=max(r.info.duration_s for r in runs),
                    jobs=sum(r.info.jobs for r in runs), shard="", baseline=first.baseline,
                    toolproof_version=first.toolproof_version,
-                   extra={"merged_shards": [r.info.shard for r in runs]})
+                   extra={"merged_shards": [r.info.shard for r in runs]},
+                   level=" / ".join(dict.fromkeys(r.info.level for r in runs if r.info.level)))
     return RunResult(info, tuple(sorted(scenarios, key=lambda s: s.id)))

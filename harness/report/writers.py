@@ -77,7 +77,7 @@ def to_junit(run: RunResult) -> str:
         attrs["timestamp"] = stamp
     suite = ET.SubElement(root, "testsuite", attrs)
     props = ET.SubElement(suite, "properties")
-    for key in ("backend", "implementation", "version", "shard"):
+    for key in ("backend", "implementation", "version", "shard", "level"):
         value = getattr(run.info, key)
         if value:
             ET.SubElement(props, "property", {"name": key, "value": str(value)})
@@ -127,6 +127,8 @@ def to_markdown(run: RunResult) -> str:
     who = info.implementation + (f" {info.version}" if info.version else "")
     lines.append(f"Backend `{info.backend or '?'}`, implementation `{who or '?'}`"
                  + (f", shard {info.shard}" if info.shard else "") + f", {info.duration_s:.1f} s.")
+    if info.level:
+        lines.append(f"Level: {info.level}.")
     if info.baseline or info.baseline_choice:
         lines.append(f"Baseline `{info.baseline}` ({info.baseline_choice})." if info.baseline
                      else f"No baseline: {info.baseline_choice}.")

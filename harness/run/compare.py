@@ -15,6 +15,7 @@ from typing import Any
 from harness.model.file_state import FileState
 from harness.model.observation import Observation
 from harness.model.scenario import BOMS, CODECS, EOLS, Expectation, FileCheck, TextMatch
+from harness.run.read_view import read_view
 
 NO_NEWLINE_MARK = "⟵ no newline at end"
 DIFF_CONTEXT_LINES = 3
@@ -181,16 +182,51 @@ def check_file(check: FileCheck, state: FileState, where: str = "files") -> list
     return out
 
 
+def model_text(obs: Observation) -> str:
+    """What the model sees of a call: the result's text, or the raised error's message."""
+    return obs.text if obs.status == "result" else obs.error_message
+
+
+def failed(obs: Observation) -> bool:
+    """The call failed: it raised an error or returned ``is_error: true``."""
+    return obs.status == "error" or bool(obs.is_error)
+
+
+def _form(obs: Observation, is_error: bool = False) -> str:
+    if obs.status == "error":
+        return f"raised error ({obs.error_kind}): {_short(obs.error_message)}"
+    flag = f" (is_error {str(bool(obs.is_error)).lower()})" if is_error else ""
+    return f"returned result{flag}: {_short(obs.text)}"
+
+
 def check_observation(exp: Expectation, obs: Observation, snapshot: SnapshotHook | None = None,
-                      snapshot_prefix: str = "") -> list[Mismatch]:
-    """Everything but ``files`` (those need the backend)."""
+                      snapshot_prefix: str = "", label: str = "") -> list[Mismatch]:
+    """Everything but ``files`` (those need the backend). ``label`` prefixes every mismatch (a
+    wording block's ``wording.minimax: ``)."""
+    out = _check_observation(exp, obs, snapshot, snapshot_prefix)
+    if label:
+        out = [Mismatch(f"{label}: {m.message}", m.diff) for m in out]
+    return out
+
+
+def _check_observation(exp: Expectation, obs: Observation, snapshot: SnapshotHook | None,
+                       snapshot_prefix: str) -> list[Mismatch]:
     out: list[Mismatch] = []
-    if obs.status != exp.status:
-        if obs.status == "error":
-            got = f"raised error ({obs.error_kind}): {_short(obs.error_message)}"
-        else:
-            got = f"returned result: {_short(obs.text)}"
-        return [Mismatch(f"status: expected {exp.status}, got {got}")]
+    if exp.failed is not None and failed(obs) != exp.failed:
+        want = "fail (raise an error or return is_error: true)" if exp.failed else "succeed"
+        return [Mismatch(f"failed: expected the call to {want}, got {_form(obs, is_error=True)}")]
+    if exp.status is not None and obs.status != exp.status:
+        return [Mismatch(f"status: expected {exp.status}, got {_form(obs)}")]
+    if exp.output is not None:
+        out.extend(check_text("output", exp.output, model_text(obs), snapshot, f"{snapshot_prefix}output"))
+    if exp.content is not None or exp.checks_next_offset:
+        view = read_view(model_text(obs))
+        if exp.content is not None:
+            out.extend(check_text("content", exp.content, view.content, snapshot, f"{snapshot_prefix}content"))
+        if exp.checks_next_offset and view.next_offset != exp.next_offset:
+            want = "no continuation notice" if exp.next_offset is None else f"a notice to continue at offset={exp.next_offset}"
+            got = "none" if view.next_offset is None else f"offset={view.next_offset}"
+            out.append(Mismatch(f"next_offset: expected {want}, got {got}; notices: {_short(list(view.notices))}"))
     if exp.status == "result":
         if exp.is_error is not None and obs.is_error != exp.is_error:
             out.append(Mismatch(f"is_error: expected {str(exp.is_error).lower()}, got "
@@ -204,7 +240,7 @@ def check_observation(exp: Expectation, obs: Observation, snapshot: SnapshotHook
                 out.append(Mismatch(f"details.{key}: expected absent, got {_short(obs.details[key])}"))
         if exp.content_types is not None and tuple(obs.content_types) != tuple(exp.content_types):
             out.append(Mismatch(f"content_types: expected {list(exp.content_types)}, got {list(obs.content_types)}"))
-    else:
+    elif exp.status == "error":
         if exp.error is not None:
             out.extend(check_text("error", exp.error, obs.error_message, snapshot, f"{snapshot_prefix}error"))
         if exp.error_kind is not None and obs.error_kind != exp.error_kind:

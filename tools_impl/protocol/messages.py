@@ -328,7 +328,8 @@ def unknown_op_message(op: object, known: tuple[str, ...] | list[str]) -> str:
 @dataclass(frozen=True)
 class HelloResult:
     """Who answers: protocol version, implementation identity, surface, tools, ops, patches on,
-    every patch toggle it knows, and the host's capabilities."""
+    every patch toggle it knows, the dialects and features it declares, the toggles it does not
+    have, and the host's capabilities."""
 
     protocol: int
     implementation: str
@@ -340,12 +341,16 @@ class HelloResult:
     patches: list[str]
     all_patches: list[str]
     capabilities: JsonObj
+    dialects: list[str]
+    features: list[str]
+    absent_patches: list[str]
 
     def to_json(self) -> JsonObj:
         return {"protocol": self.protocol, "implementation": self.implementation, "version": self.version,
                 "surface": self.surface, "surfaces": list(self.surfaces), "tools": list(self.tools),
                 "ops": list(self.ops), "patches": list(self.patches), "all_patches": list(self.all_patches),
-                "capabilities": dict(self.capabilities)}
+                "dialects": list(self.dialects), "features": list(self.features),
+                "absent_patches": list(self.absent_patches), "capabilities": dict(self.capabilities)}
 
 
 @dataclass(frozen=True)

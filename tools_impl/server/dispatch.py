@@ -52,6 +52,7 @@ from tools_impl.core.tool import MODE_SEQUENTIAL, ExecutionMode
 from tools_impl.js import unicode
 from tools_impl.protocol import messages as m
 from tools_impl.server.allocator import keep_freed_memory
+from tools_impl.server.declaration import dialects_of, features_of
 from tools_impl.server.patch_catalogue import all_patch_names, applied_patches
 from tools_impl.server.tools import NON_TOOL_OPS, TOOLS, tool_names
 from tools_impl.server.workers import Job, WorkerPool
@@ -153,12 +154,15 @@ def hello_result(profile: Profile, base: Profile, ops: list[str]) -> m.HelloResu
         implementation=IMPLEMENTATION_NAME if base.wrapper else UPSTREAM_IMPLEMENTATION_NAME,
         version=__version__,
         surface=surface_of(profile),
-        surfaces=list(SURFACES),
+        surfaces=list(SURFACES) if base.wrapper else [surface_of(base)],
         tools=tool_names(base),
         ops=ops,
         patches=applied_patches(profile),
         all_patches=all_patch_names(),
         capabilities=capabilities(),
+        dialects=dialects_of(base),
+        features=features_of(base),
+        absent_patches=[] if base.wrapper else list(all_patch_names()),
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shlex
 import sys
 import xml.etree.ElementTree as ET
@@ -236,8 +237,8 @@ def test_run_without_paths_runs_the_shipped_corpus_with_the_shipped_baseline_of_
     code, out = toolproof("run", "--impl", impl, "-k", "bash/cases/exit-bare")
     assert "toolproof: baseline toolproof:baselines/pi-0.79.1.yaml (the shipped baseline for pi-coding-agent " \
            "0.79.1, as the implementation's hello says; matched on implementation and version)" in out
-    assert "toolproof: baseline: 0 entries matched (xfail), 1 different failure(s)" in out  # not pi's failure
-    assert code == 1
+    assert "toolproof: baseline: 0 entries matched (xfail)\n" in out  # pi 0.79.1 has no known deviation
+    assert "FAIL  bash/cases/exit-bare" in out and code == 1
     # one nobody ships a baseline for runs with none, and says so
     monkeypatch.setenv("PLANTED_VERSION", "0.80.0")
     code, out = toolproof("run", "--impl", impl, "-k", "bash/cases/exit-bare")
@@ -276,3 +277,66 @@ def test_the_pi_driver_on_an_install_picks_that_release_s_baseline(tmp_path: Pat
     assert code == 0, out
     assert (f"toolproof: baseline toolproof:baselines/pi-{version}.yaml (the shipped baseline for pi-coding-agent "
             f"{version}, as the implementation's hello says; matched on implementation and version)") in out
+
+
+# A proxy in front of the pi driver that says it is pi 1.6.0 and answers writes the way 1.6.0 does
+# (`Successfully wrote to PATH`, a deviation pi-1.6.0's shipped baseline lists); PLANTED_BUG=bytes
+# plants a regression inside that baselined scenario: the file gets other bytes.
+PI_PROXY = r'''
+import json, os, subprocess, sys, threading
+BUG = os.environ.get("PLANTED_BUG", "")
+driver = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+writes = {}
+def pump():
+    for line in driver.stdout:
+        resp = json.loads(line)
+        if resp.get("ok") and isinstance(resp.get("result"), dict) and resp["result"].get("implementation"):
+            resp["result"]["version"] = "1.6.0"
+        if resp.get("id") in writes and resp.get("ok"):
+            resp["result"]["content"] = [{"type": "text", "text": "Successfully wrote to " + writes.pop(resp["id"])}]
+        sys.stdout.write(json.dumps(resp) + "\n")
+        sys.stdout.flush()
+threading.Thread(target=pump, daemon=True).start()
+for line in sys.stdin:
+    req = json.loads(line)
+    if req.get("op") == "call" and req.get("tool") == "write":
+        writes[req["id"]] = req["args"]["path"]
+        if BUG == "bytes":
+            req["args"]["content"] += "!"
+    driver.stdin.write(json.dumps(req) + "\n")
+    driver.stdin.flush()
+    if req.get("op") == "shutdown":
+        break
+driver.stdin.close()
+driver.wait()
+'''
+
+
+def test_a_regression_planted_inside_a_scenario_of_a_shipped_pi_baseline_fails_the_one_command_gate(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pi-1.6.0's shipped baseline lists write/new-file for its wording (`Successfully wrote to`):
+    that failure passes the gate; the same scenario writing other bytes fails it, as a different
+    failure of the listed scenario."""
+    if PI_DIR is None or node_for(PI_DIR) is None:
+        if os.environ.get("TOOLPROOF_REQUIRE_PI") == "1":
+            pytest.fail("TOOLPROOF_REQUIRE_PI=1 but TOOLPROOF_PI_DIR is not set")
+        pytest.skip("set TOOLPROOF_PI_DIR to a pi install")
+    assert PI_DIR is not None
+    node = node_for(PI_DIR)
+    assert node is not None
+    (tmp_path / "proxy.py").write_text(PI_PROXY, encoding="utf-8")
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PLANTED_BUG", raising=False)
+    impl = "cmd:" + shlex.join([sys.executable, str(tmp_path / "proxy.py"), node, str(DRIVER), "--pi-dir", PI_DIR])
+    code, out = toolproof("run", "--impl", impl, "-k", "write/new-file")
+    assert ("toolproof: baseline toolproof:baselines/pi-1.6.0.yaml (the shipped baseline for pi-coding-agent "
+            "1.6.0, as the implementation's hello says") in out
+    assert code == 0, out
+    assert "XFAIL write/new-file (1.6.0's write says `Successfully wrote to ${path}`" in out
+    monkeypatch.setenv("PLANTED_BUG", "bytes")
+    code, out = toolproof("run", "--impl", impl, "-k", "write/new-file")
+    assert code == 1, out
+    assert "[step-1] xfail (different failure): not the failure listed in " in out
+    assert "[step-1]   actual mismatch, not listed:\n    [step-1]     files.hello.txt: content differs" in out
+    assert "toolproof: baseline: 0 entries matched (xfail), 1 different failure(s)" in out

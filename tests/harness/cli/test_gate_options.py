@@ -129,6 +129,8 @@ def test_plain_run_uses_tool_toolproof_and_options_override_it(corpus: Path, tmp
     ("jobs = 0\n", "[tool.toolproof] jobs: must be at least 1, got 0"),
     ("paths = 3\n", "[tool.toolproof] paths: expected a list of strings, got 3"),
     ('impl = "ruby"\n', "unknown implementation 'ruby'; expected reference | upstream | pi@VERSION | cmd:COMMAND"),
+    ('features = ["fuzy-edit"]\n', "[tool.toolproof] features: unknown name 'fuzy-edit' (did you mean 'fuzzy-edit'?)"),
+    ('dialects = "pi"\n', "[tool.toolproof] dialects: expected a list of strings, got 'pi'"),
     ("impl = [\n", "not valid TOML"),
 ])
 def test_a_bad_tool_toolproof_table_is_one_line_naming_the_file_and_key(
@@ -215,3 +217,37 @@ def test_a_gate_runs_alike_from_a_subdirectory_of_the_configured_repo(
         results = json.loads((tmp_path / "r.json").read_text())
         assert results["run"]["implementation"] == "fake"
         assert [s["status"] for s in results["scenarios"]] == ["pass"]
+
+
+FUZZY = "id: g/fuzzy\nfeatures: [fuzzy-edit]\nsteps:\n  - {tool: bash, args: {command: hello}, expect: {output: hello}}\n"
+WORDED = ("id: g/worded\nsteps:\n  - tool: bash\n    args: {command: hello}\n    expect: {output: hello}\n"
+          "    wording: {pi: {text: HELLO}}\n")
+
+
+def test_the_configured_dialects_and_features_say_what_the_configured_impl_is(
+        corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``cmd:`` layer whose hello declares nothing: ``[tool.toolproof] features`` makes its feature
+    scenarios run, ``dialects`` makes a dialect's wording apply (and the level full); neither applies
+    to another implementation run in the same repository."""
+    (corpus / "fuzzy.yaml").write_text(FUZZY, encoding="utf-8")
+    (corpus / "worded.yaml").write_text(WORDED, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(f'[tool.toolproof]\nimpl = "{FAKE_BACKEND}"\npaths = ["c"]\n',
+                                             encoding="utf-8")
+    code, out = toolproof("run")
+    assert code == 0, out
+    assert ("SKIP  g/fuzzy (requires feature fuzzy-edit (edit finds old text after fuzzy normalisation (NFKC, "
+            "trailing spaces, curly quotes, dashes, special spaces) when there is no exact match); the "
+            "implementation declares features: none (its hello))") in out
+    assert "PASS  g/worded" in out and "toolproof: level behaviour (the implementation declares no dialect)" in out
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.toolproof]\nimpl = "{FAKE_BACKEND}"\npaths = ["c"]\nfeatures = ["fuzzy-edit"]\ndialects = ["pi"]\n',
+        encoding="utf-8")
+    code, out = toolproof("run")
+    assert code == 1, out
+    assert "PASS  g/fuzzy" in out and "FAIL  g/worded" in out  # the pi wording (HELLO) now applies
+    assert "wording.pi: text: not equal to the expected text" in out
+    assert "toolproof: level full (dialect pi)" in out
+    assert toolproof("run", "--level", "behaviour")[0] == 0
+    code, out = toolproof("run", "--impl", FAKE_BACKEND + " ", "-k", "fuzzy")  # not the configured impl
+    assert "SKIP  g/fuzzy (requires feature fuzzy-edit" in out

@@ -166,7 +166,7 @@ def test_all_problems_of_a_file_are_reported_in_one_pass_sorted_by_line() -> Non
 
 def test_unknown_key_without_close_match_lists_the_allowed_keys() -> None:
     assert problems_of("id: a\nsteps:\n  - tool: read\n    zzz: 1\n") == [
-        "s.yaml:4: steps[1].zzz: unknown key; expected one of: id, tool, op, args, timeout, when, expect, reason, platform, save"
+        "s.yaml:4: steps[1].zzz: unknown key; expected one of: id, tool, op, args, timeout, when, expect, wording, reason, platform, save"
     ]
 
 

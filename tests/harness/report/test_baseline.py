@@ -261,8 +261,11 @@ def test_shipped_baselines_are_step_level_and_load() -> None:
 
 def test_the_shipped_baseline_is_chosen_by_the_implementation_and_version_of_the_hello() -> None:
     chosen, why = choose_shipped_baseline("pi-coding-agent", "0.79.1")
-    assert chosen is not None and chosen.path.endswith("pi-0.79.1.yaml") and chosen.entries
+    assert chosen is not None and chosen.path.endswith("pi-0.79.1.yaml")
+    assert chosen.entries == ()  # the corpus's pi wording is 0.79.1's: no known deviation
     assert "as the implementation's hello says" in why
+    chosen, _ = choose_shipped_baseline("pi-coding-agent", "1.6.0")
+    assert chosen is not None and chosen.path.endswith("pi-1.6.0.yaml") and chosen.entries
     chosen, _ = choose_shipped_baseline("toolproof-reference", "9.9.9")  # names no version: any
     assert chosen is not None and chosen.path.endswith("toolproof-reference.yaml")
     none, why = choose_shipped_baseline("pi-coding-agent", "0.80.0")
