@@ -138,15 +138,19 @@ def describe_feature(name: str) -> str:
     return f"{name} ({f.description})" if f else name
 
 
-def implied_by_call(tool: str | None, op: str | None, args: dict[str, Any]) -> tuple[str, ...]:
-    """The features one step's request needs whatever the scenario declares: the grep and glob
-    tools, the classify and task ops, ``replace_all: true``, ``run_in_background: true`` and read's
-    ``pages``."""
+def implied_by_call(tool: str | None, op: str | None, args: Any, surface: str = "minimax") -> tuple[str, ...]:
+    """The features one step's request needs whatever the scenario declares: the classify and task
+    ops on any surface; on the minimax surface also the grep and glob tools, ``replace_all: true``,
+    ``run_in_background: true`` and read's ``pages``."""
     out: list[str] = []
-    if tool in TOOL_FEATURES:
-        out.append(TOOL_FEATURES[tool])
     if op in OP_FEATURES:
         out.append(OP_FEATURES[op])
+    if surface != "minimax" or not isinstance(args, dict):
+        # a pi-surface call names pi's own tools (grep, find: `requires: {tools: …}` says whether
+        # they exist), and a tool call's malformed arguments (fuzz) need no feature
+        return tuple(out)
+    if tool in TOOL_FEATURES:
+        out.append(TOOL_FEATURES[tool])
     if tool == "edit" and args.get("replace_all") is True:
         out.append("replace-all")
     if tool == "bash" and args.get("run_in_background") is True:

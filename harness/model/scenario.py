@@ -211,7 +211,7 @@ class Scenario:
 
     def required_features(self) -> tuple[str, ...]:
         """The scenario's ``features`` and those its steps' calls imply (``implied_by_call``)."""
-        implied = [f for st in self.steps for f in implied_by_call(st.tool, st.op, st.args)]
+        implied = [f for st in self.steps for f in implied_by_call(st.tool, st.op, st.args, self.surface)]
         return tuple(dict.fromkeys([*self.features, *implied]))
 
 

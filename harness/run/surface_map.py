@@ -52,10 +52,12 @@ def target_surface(scenario_surface: str, spoken: tuple[str, ...]) -> str | None
     return None
 
 
-def map_call(tool: str, args: JsonObj, source: str, target: str) -> Mapped:
+def map_call(tool: str, args: Any, source: str, target: str) -> Mapped:
     """``args`` of ``tool`` written on surface ``source``, as surface ``target`` takes them."""
     if source == target:
         return Mapped(target, args)
+    if not isinstance(args, dict):
+        return Mapped(target, {}, f"{tool}'s arguments are not an object, so they have no form on the {target} surface")
     args = dict(args)
     for key in DEFAULT_FALSE.get(source, {}).get(tool, ()):
         if key in args and args[key] is False:

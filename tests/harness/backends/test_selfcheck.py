@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from harness.backends import selfcheck
+from harness.run import selfcheck
 from harness.backends.client import Response
 from harness.backends.cmd import CmdBackend
 from harness.backends.local import LocalBackend
