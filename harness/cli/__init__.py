@@ -24,6 +24,7 @@ from harness.cli import (
     coverage_commands,
     docs_commands,
     matrix_commands,
+    mutants_commands,
     patches_commands,
     record_commands,
     run_commands,
@@ -62,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz_command.register_cli(sub)          # fuzz
     properties_command.register_cli(sub)    # properties
     docs_commands.register_cli(sub)         # docs
+    mutants_commands.register_cli(sub)      # mutants
     return parser
 
 
