@@ -33,7 +33,7 @@ def module_source(module: str) -> tuple[str, Path]:
     spec = importlib.util.find_spec(top)
     if spec is None or not spec.submodule_search_locations:
         raise MutantError(f"{module}: package {top} not found")
-    base = Path(list(spec.submodule_search_locations)[0]).joinpath(*rest.split(".")) if rest else None
+    base = Path(next(iter(spec.submodule_search_locations))).joinpath(*rest.split(".")) if rest else None
     for path in ((base.with_suffix(".py"), base / "__init__.py") if base is not None else ()):
         if path.is_file():
             return path.read_text(encoding="utf-8"), path
@@ -72,7 +72,7 @@ class _MutatedLoader(importlib.abc.Loader):
         return None  # the default module object
 
     def exec_module(self, module: ModuleType) -> None:
-        exec(compile(self.source, str(self.path), "exec"), module.__dict__)  # noqa: S102 - the mutant's own source
+        exec(compile(self.source, str(self.path), "exec"), module.__dict__)
 
 
 class MutantFinder(importlib.abc.MetaPathFinder):

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from harness.cli import main
 from harness.corpus.loader import load_corpus
+from harness.model.results import EXIT_EMPTY, EXIT_FAIL, EXIT_OK
 from harness.mutants.campaign import order_for
 from harness.mutants.catalogue import by_name
-from harness.model.results import EXIT_EMPTY, EXIT_FAIL, EXIT_OK
 from tests.support.repo import REPO
 
 SLICE = [str(REPO / "scenarios" / p) for p in (

@@ -61,8 +61,8 @@ def _imports(path: str) -> set[str]:
 def test_the_reference_never_imports_the_mutants_and_the_hook_never_imports_the_reference() -> None:
     for path in sorted((REPO / "tools_impl").rglob("*.py")):
         assert not any(i.startswith("harness") for i in _imports(str(path.relative_to(REPO)))), path
-    for path in ("harness/mutants/catalogue.py", "harness/mutants/apply.py", "harness/mutants/server.py"):
-        assert not any(i.startswith("tools_impl") for i in _imports(path)), path
+    for hook in ("harness/mutants/catalogue.py", "harness/mutants/apply.py", "harness/mutants/server.py"):
+        assert not any(i.startswith("tools_impl") for i in _imports(hook)), hook
 
 
 PROBE = "import tools_impl.shared.truncation as t, tools_impl.server.dispatch; print(t.HEAD_SHARE)"
