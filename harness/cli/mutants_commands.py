@@ -51,7 +51,8 @@ def print_report(result: CampaignResult, out: TextIO) -> None:
             print(f"  {o.mutant.name}  [{o.mutant.tool}, {o.mutant.surface}]  {o.mutant.description}", file=out)
     if result.clean_failures:
         print(f"\nleft out, failing on the clean {result.impl}: {', '.join(result.clean_failures)}", file=out)
-    flaky = sorted({f"{sid} (on {o.mutant.name})" for o in result.outcomes for sid in o.flaky})
+    flaky = sorted({f"{sid} (on {o.mutant.name}: {why.splitlines()[0] if why else '?'})"
+                    for o in result.outcomes for sid, why in o.flaky})
     if flaky:
         print(f"\nscenarios that failed once on a mutant and then passed (flaky, not counted): {', '.join(flaky)}",
               file=out)

@@ -56,13 +56,14 @@ class MutantOutcome:
     failure: str = ""
     scenarios_run: int = 0
     duration_s: float = 0.0
-    flaky: tuple[str, ...] = ()
+    flaky: tuple[tuple[str, str], ...] = ()  # (scenario, its first failure) that passed when run again
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.mutant.name, "tool": self.mutant.tool, "surface": self.mutant.surface,
                 "description": self.mutant.description, "killed": self.killed, "killer": self.killer,
                 "failure": self.failure, "scenarios_run": self.scenarios_run,
-                "duration_s": round(self.duration_s, 2), "flaky": list(self.flaky)}
+                "duration_s": round(self.duration_s, 2),
+                "flaky": [{"scenario": sid, "failure": why} for sid, why in self.flaky]}
 
 
 @dataclass(frozen=True)
@@ -219,7 +220,7 @@ def hunt(mutant: Mutant, scenarios: Sequence[Scenario], impl: str, jobs: int,
     ordered = order_for(mutant, scenarios, durations)
     lock = threading.Lock()
     kill: dict[str, str] = {}
-    flaky: list[str] = []
+    flaky: list[tuple[str, str]] = []
     workers = _Workers(_factory(impl, mutant.name), jobs)
 
     def stop(backend: Backend, scenario: Scenario, res: ScenarioResult) -> bool:
@@ -228,7 +229,7 @@ def hunt(mutant: Mutant, scenarios: Sequence[Scenario], impl: str, jobs: int,
         again = workers.run_one(backend, scenario)
         with lock:
             if again.status not in (FAIL, ERROR):
-                flaky.append(scenario.id)
+                flaky.append((scenario.id, first_failure(res)))
                 return False
             if not kill:
                 kill.update(killer=scenario.id, failure=first_failure(res))
