@@ -16,6 +16,7 @@ Nothing here changes how a scenario runs or is judged: a mutant is killed exactl
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 import time
@@ -150,13 +151,19 @@ class _Workers:
         self.factory = factory
         self.jobs = max(1, jobs)
         self.snapshots = SnapshotStore(SnapshotStore.default_root())
+        self._previous: dict[int, str] = {}  # id(backend) -> the scenario it ran last
 
     def run_one(self, backend: Backend, scenario: Scenario) -> ScenarioResult:
         try:
             res = run_scenario(backend, scenario, snapshot=self.snapshots.hook_for(scenario), keep_observations=False)
         except HarnessError as exc:
             res = infrastructure_result(scenario, exc)
+        before = self._previous.get(id(backend))
+        self._previous[id(backend)] = scenario.id
         if res.status == ERROR:
+            if before and res.message:
+                # which scenario the backend ran before an infrastructure error, for the report
+                res = dataclasses.replace(res, message=f"{res.message} (the backend ran {before} before)")
             try:
                 backend.restart()
             except HarnessError:

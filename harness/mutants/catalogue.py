@@ -416,9 +416,12 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("paths.no-curly-variant", "paths", "both", "the curly-quote variant of a missing path is not tried",
        PATHS, '    return p.replace("\'", RIGHT_SINGLE_QUOTE)', "    return p"),
     _m("paths.blank-search-root", "paths", "minimax",
-       "a whitespace-only grep path is resolved as a directory name instead of the workspace",
-       GREP, 'resolved = search_root(None if inp.path is None or js_trim(inp.path) == "" else inp.path, ctx.root)',
-       'resolved = search_root(None if inp.path is None or inp.path == "" else inp.path, ctx.root)'),
+       "a whitespace-only grep or glob path is resolved as a directory name instead of the workspace",
+       PATHS, 'if path is None or js_trim(path) == "":', 'if path is None or path == "":',
+       (GREP, 'resolved = search_root(None if inp.path is None or js_trim(inp.path) == "" else inp.path, ctx.root)',
+        'resolved = search_root(None if inp.path is None or inp.path == "" else inp.path, ctx.root)'),
+       (GLOB, 'base = search_root(None if inp.path is None or js_trim(inp.path) == "" else inp.path, ctx.root)',
+        'base = search_root(None if inp.path is None or inp.path == "" else inp.path, ctx.root)')),
 )
 
 
