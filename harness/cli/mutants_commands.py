@@ -66,6 +66,11 @@ def cmd_mutants(args: argparse.Namespace, out: TextIO) -> int:
             print(f"{m.name}  [{m.tool}, {m.surface}]  {m.description}", file=out)
         return EXIT_OK
     mutants = select_mutants(args.only)
+    if args.impl == "upstream" and not args.only:
+        # the upstream emulation runs without the MiniMax wrapper: its mutants cannot show there
+        mutants = [m for m in mutants if m.surface != "minimax"]
+        print(f"toolproof: --impl upstream: the {len(MUTANTS) - len(mutants)} mutants of the MiniMax wrapper are left out",
+              file=sys.stderr)
     paths = args.paths or resolve_all(list(SHIPPED_GATE_PATHS))
     scenarios = load_selection(paths, args.keyword, args.tag)
 
@@ -91,7 +96,8 @@ def register_cli(subparsers: Subparsers) -> None:
     add_selection(p, shard=False)
     add_jobs(p)
     p.add_argument("--impl", default="reference", choices=IMPLS,
-                   help="mutate the reference (default) or its upstream-pi emulation")
+                   help="mutate the reference (default) or its upstream-pi emulation (then only the engine's mutants, "
+                        "unless --only names others)")
     p.add_argument("--only", action="append", default=[], metavar="NAME",
                    help="only mutants whose name matches NAME (a glob, e.g. 'edit.*') or of tool NAME (repeatable)")
     p.add_argument("--min-kill", type=min_kill_value, default=None, metavar="PERCENT",
