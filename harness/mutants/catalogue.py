@@ -372,7 +372,7 @@ MUTANTS: tuple[Mutant, ...] = (
        GLOB, "truncated = total > offset + n or stdout_truncated", "truncated = total >= offset + n or stdout_truncated"),
     _m("glob.node-modules-scanned", "glob", "minimax", "node_modules is no longer excluded from scans",
        SCAN, '".worktrees", "node_modules", ', '".worktrees", '),
-    # -- MiniMax features and helpers (a second round, written after the first corpus run) -----
+    # -- MiniMax features, formatSize, the rolling tail (a second round, after the first corpus run) --
     _m("bash.layer-a-parent-prefix-missing", "bash", "minimax",
        "layer A no longer removes unlisted __MAVIS_PARENT_* variables",
        PROFILE, '    "__MAVIS_PARENT_",\n', ""),
