@@ -24,6 +24,7 @@ from harness.cli import (
     coverage_commands,
     docs_commands,
     matrix_commands,
+    mutants_commands,
     patches_commands,
     record_commands,
     releases_commands,
@@ -64,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz_command.register_cli(sub)          # fuzz
     properties_command.register_cli(sub)    # properties
     docs_commands.register_cli(sub)         # docs
+    mutants_commands.register_cli(sub)      # mutants
     return parser
 
 

@@ -153,7 +153,7 @@ HARNESS_LAYERS: tuple[tuple[str, ...], ...] = (
     ("run",),
     ("corpus",),
     ("report",),
-    ("properties", "fuzz", "importers", "scaffold"),
+    ("properties", "fuzz", "importers", "scaffold", "mutants"),
     ("releases",),  # sweeps releases with the runner, the baselines and the fuzzer
     ("cli",),
     ("pytest_plugin",),  # pytest's entry point reads the project config as the CLI does
