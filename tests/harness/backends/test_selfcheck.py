@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
-from harness.backends import selfcheck
 from harness.backends.client import Response
 from harness.backends.cmd import CmdBackend
 from harness.backends.local import LocalBackend
 from harness.cli import main
+from harness.run import selfcheck
 from tests.support.repo import FIXTURES
 
 FAKE = FIXTURES / "fake_server.py"
