@@ -121,6 +121,7 @@ class ToolServer:
         self._stdin = cast(IO[bytes], self._proc.stdin)
         self._stdout = cast(IO[bytes], self._proc.stdout)
         self._ids = itertools.count(1)
+        self.last: dict[str, Any] = {}  # the response to the last call
         self.hello: dict[str, Any] = self._checked(self.request({"op": "hello"}), "hello")
 
     def _stderr_tail(self) -> str:
@@ -167,15 +168,17 @@ class ToolServer:
         """Run one call; the time from request to response in milliseconds. A failed call raises:
         a benchmark must not time error paths by accident."""
         name = self.spec.tool_names.get(tool, tool)
-        line = json.dumps({"id": 0, "op": "call", "tool": name, "args": args})
+        # as the harness's protocol client writes a request: UTF-8, non-ASCII text unescaped
+        line = json.dumps({"id": 0, "op": "call", "tool": name, "args": args}, ensure_ascii=False)
         rid = next(self._ids)
-        data = line.replace('{"id": 0,', f'{{"id": {rid},', 1).encode("utf-8") + b"\n"
+        data = line.replace('{"id": 0,', f'{{"id": {rid},', 1).encode("utf-8", "surrogateescape") + b"\n"
         t0 = time.perf_counter()
         self._stdin.write(data)
         self._stdin.flush()
         raw = self._receive(rid)
         elapsed = (time.perf_counter() - t0) * 1000.0
-        self._checked(json.loads(raw), f"{tool} call")
+        self.last = json.loads(raw)
+        self._checked(self.last, f"{tool} call")
         return elapsed
 
     def close(self) -> None:
