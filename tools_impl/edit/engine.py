@@ -322,8 +322,12 @@ def detect_crlf(text: str) -> bool:
 
 
 def encode_utf8(text: str) -> bytes:
-    """UTF-8 as Node writes it: a lone surrogate becomes U+FFFD."""
-    return js_utf8(fuzzy.py_string(text))
+    """UTF-8 as Node writes it: a lone surrogate becomes U+FFFD (a pair written as two halves is
+    one character)."""
+    try:
+        return text.encode("utf-8")  # no surrogate at all: one C-level pass
+    except UnicodeEncodeError:
+        return js_utf8(fuzzy.py_string(text))
 
 
 def _access_code(abs_path: str) -> str | None:

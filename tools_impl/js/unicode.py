@@ -102,14 +102,23 @@ def _normalize_with(data: ModuleType, form: str, s: str) -> str:
     form is that of the character (``NFKD(NFKC(c)) == NFKD(c)``, likewise for the canonical
     forms), and decomposition then canonical ordering works on the concatenated decompositions,
     so the replaced text has the same normal form as ``s``."""
-    if len(s) < MAPPED_CHARS_MAX * 8 or unicodedata.is_normalized(form, s):  # type: ignore[arg-type]
-        # short, or normal for the standard library's data (only a character it does not know
-        # could still change, which the library's own quick check below sees)
+    if len(s) < MAPPED_CHARS_MAX * 8:
         return str(data.normalize(form, s))
-    found = set(_changed_chars(data, form).findall(s))
-    if 0 < len(found) <= MAPPED_CHARS_MAX:
-        for ch in found:
-            s = s.replace(ch, str(data.normalize(form, ch)))
+    changed = _changed_chars(data, form)
+    pos = 0
+    for _ in range(MAPPED_CHARS_MAX):
+        # The standard library's quick check stops at the first character it doubts (a character
+        # it does not know could still change, which the data's own quick check below sees).
+        if unicodedata.is_normalized(form, s):  # type: ignore[arg-type]
+            break
+        # the first changed character from pos on, replaced everywhere: none is left before it,
+        # and a normal form holds no changed character, so the search goes on from there
+        found = changed.search(s, pos)
+        if found is None:
+            break  # what is left to do is in context (combining marks): the library's own pass
+        ch = found.group()
+        s = s.replace(ch, str(data.normalize(form, ch)))
+        pos = found.start()
     return str(data.normalize(form, s))
 
 
