@@ -19,13 +19,12 @@ path (``engine.apply_edits``); where a position or length must be computed in co
 from __future__ import annotations
 
 import re
-import sys
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tools_impl.js import unicode
-from tools_impl.js.text import JS_WHITESPACE, js_trim_end
+from tools_impl.js.text import JS_WHITESPACE, is_narrow, js_trim_end
 
 # The four look-alike classes as one character map, applied in one pass (spec edit.7).
 LOOKALIKES: dict[str, str] = {
@@ -47,30 +46,9 @@ def _split_astral(m: re.Match[str]) -> str:
     return chr(0xD800 + (cp >> 10)) + chr(0xDC00 + (cp & 0x3FF))
 
 
-# PEP 393 (CPython): a str is stored with 1, 2 or 4 bytes per character, the fewest its largest
-# code point needs, so a str stored with 4 holds an astral character and one stored with fewer
-# holds none. ``sys.getsizeof`` tells the width in O(1) instead of scanning megabytes with a
-# regex; it is trusted only where it gives the widths of known strings right.
-def _header_size() -> int | None:
-    if sys.implementation.name != "cpython":
-        return None
-    header = sys.getsizeof("\u0100") - 2 * 2
-    for sample, width in (("\u0100" * 9, 2), ("\U00010000", 4), ("\U00010000" * 5 + "a", 4)):
-        if sys.getsizeof(sample) != header + width * (len(sample) + 1):
-            return None
-    return header
-
-
-_WIDE_HEADER = _header_size()
-
-
 def _narrow(s: str) -> bool:
     """True when ``s`` holds no code point above U+FFFF (so its JavaScript form is itself)."""
-    if s.isascii():
-        return True
-    if _WIDE_HEADER is not None:
-        return sys.getsizeof(s) != _WIDE_HEADER + 4 * (len(s) + 1)
-    return _ASTRAL_RE.search(s) is None
+    return is_narrow(s)
 
 
 def has_surrogate(s: str) -> bool:

@@ -316,7 +316,7 @@ class Server:
         """Parse and admit one request line in arrival order: inline ops and every error are
         answered here; the work of an ordered op (a call, ``fs_read``) or a worker op is
         returned, to be run on a thread other than the one reading the input."""
-        if not line.strip():
+        if not line or line.isspace():  # (not line.strip(): no copy of a long line)
             return None
         try:
             rid, op, req = m.parse_request_line(line)
