@@ -370,7 +370,7 @@ def content_section(bench: Bench) -> None:
             text = fixtures.class_text(cls, nbytes)
             size = size_label(nominal).replace(" ", "")
             what = f"{fixtures.CLASS_LABELS[cls]}, {size_label(len(text.encode('utf-8')))}"
-            meta = {"class": cls, "size": size, "bytes": len(text.encode("utf-8"))}
+            meta = {"class": cls, "size": size, "size_label": size_label(nbytes if s.smoke else nominal), "bytes": len(text.encode("utf-8"))}
             read_path = f"read-{cls}-{size}.txt"
             for server in bench.servers:
                 bench._write_files(server, {read_path: text})
@@ -606,8 +606,9 @@ def corpus_section(bench: Bench, docker_ok: bool, docker_note: str) -> None:
                 bench.rows.append(Row(f"corpus.{name}.j{jobs}", section, label, f"> {s.corpus_timeout_s:.0f} s",
                                       f"stopped at the time limit after {run.done} scenarios", data=data))
                 continue
+            data["scenarios_per_s"] = run.done / run.wall_s if run.wall_s else 0.0
             row = Row(f"corpus.{name}.j{jobs}", section, label,
-                      f"{run.wall_s:.1f} s ({run.wall_s / max(run.done, 1) * 1000:.0f} ms/scenario)",
+                      f"{run.wall_s:.1f} s ({run.done / run.wall_s:.1f} scenarios/s)",
                       run.summary.split(" in ")[0] + (f" ({', '.join(run.failing[:3])})" if run.failing else ""),
                       data=data)
             if jobs == 2 and runs[1].returncode is not None:
@@ -618,6 +619,75 @@ def corpus_section(bench: Bench, docker_ok: bool, docker_note: str) -> None:
         for jobs in (1, 2):
             bench.rows.append(Row(f"corpus.docker.j{jobs}", section,
                                   f"`toolproof run`, docker, --jobs {jobs}", "skipped", docker_note))
+
+
+STARTUP_RUNS = 10
+STARTUP_TARGET_S = 0.5
+FUZZ_CALLS = 2000
+FUZZ_TARGET_CALLS_PER_S = 100.0
+
+
+def startup_row(bench: Bench) -> Row:
+    """``toolproof --version`` (``python -m harness.cli``), start to exit: what every command
+    pays before it does anything."""
+    argv = [sys.executable, "-m", "harness.cli", "--version"]
+    runs = 1 if bench.settings.smoke else STARTUP_RUNS
+    times: list[float] = []
+    for _ in range(runs + 1):
+        t0 = time.perf_counter()
+        proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, check=False, timeout=120)
+        times.append(time.perf_counter() - t0)
+        if proc.returncode != 0:
+            raise BenchError(f"`toolproof --version` exited {proc.returncode}: {proc.stderr[-300:]}")
+    times = times[1:]  # the first run also fills the file cache
+    mid = median(times)
+    return Row("harness.startup", "harness", f"`toolproof --version` start-up, median of {runs}",
+               f"{mid * 1000:.0f} ms (p90 {percentile(times, 90) * 1000:.0f})", "",
+               data={"median_s": mid, "n": runs, "value_target": STARTUP_TARGET_S * 1000, "value_unit": "ms",
+                     "value_met": mid <= STARTUP_TARGET_S})
+
+
+def fuzz_row(bench: Bench, impl: str, oracle: str, target: float | None) -> Row:
+    """``toolproof fuzz --impl IMPL --oracle ORACLE --n N --jobs 2``: calls per second over the
+    run, from its report (``n / seconds``)."""
+    n = FUZZ_CALLS
+    out = bench.workdir / f"fuzz-{impl}-{oracle}.json".replace("@", "-")
+    argv = [sys.executable, "-m", "harness.cli", "fuzz", "--impl", impl, "--oracle", oracle, "--n", str(n),
+            "--jobs", "2", "--quiet", "--json", str(out)]
+    label = f"`toolproof fuzz --impl {impl} --oracle {oracle} --n {n} --jobs 2`, calls/s"
+    rid = f"harness.fuzz.{impl}.{oracle}".replace("@", "-")
+    if bench.settings.smoke:
+        return Row(rid, "harness", label, "skipped", "skipped in a smoke run")
+    bench.progress(f"harness: fuzz {impl} vs {oracle}, {n} calls")
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, check=False,
+                              timeout=bench.settings.corpus_timeout_s)
+    except subprocess.TimeoutExpired:
+        return Row(rid, "harness", label, "failed", f"no answer within {bench.settings.corpus_timeout_s:.0f} s")
+    wall = time.perf_counter() - t0
+    if not out.is_file():
+        last = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
+        return Row(rid, "harness", label, "failed", last)
+    report = json.loads(out.read_text(encoding="utf-8"))
+    rate = report["n"] / report["seconds"] if report["seconds"] else math.inf
+    data: dict[str, Any] = {"calls": report["n"], "seconds": report["seconds"], "wall_s": wall,
+                            "agreement_percent": report["agreement_percent"], "calls_per_s": rate}
+    if target is not None:
+        # a floor, not a ceiling: shown as "≥ N calls/s"
+        data.update(floor_target=target, value_unit="calls/s", value_met=rate >= target)
+    return Row(rid, "harness", label, f"{rate:.0f} calls/s ({report['seconds']:.1f} s)",
+               f"{report['agreement_percent']:.1f}% agreement", data=data)
+
+
+def harness_section(bench: Bench, pi_version: str | None) -> None:
+    """What a user of the harness waits for: start-up, and fuzzing throughput with the upstream
+    emulation as oracle (target ≥ 100 calls/s), and with pi as the implementation (reported)."""
+    bench.progress("harness: start-up")
+    bench.rows.append(startup_row(bench))
+    bench.rows.append(fuzz_row(bench, "reference", "upstream", FUZZ_TARGET_CALLS_PER_S))
+    if pi_version is not None:
+        bench.rows.append(fuzz_row(bench, f"pi@{pi_version}", "upstream", None))
 
 
 def docker_section(bench: Bench, docker_ok: bool, docker_note: str) -> None:
@@ -706,7 +776,7 @@ def default_workdir() -> str | None:
 
 def run_all(settings: Settings, reference: ToolServer, other: ToolServer | None, other_missing: str,
             rg_binary: str, fd_missing: str, progress: Callable[[str], None],
-            sections: Sequence[str], workdir: str | None = None) -> list[Row]:
+            sections: Sequence[str], workdir: str | None = None, pi_version: str | None = None) -> list[Row]:
     docker_ok, docker_note = docker_engine() if ("corpus" in sections or "docker" in sections) else (False, "")
     with tempfile.TemporaryDirectory(prefix="toolproof-bench-", dir=workdir) as tmp:
         bench = Bench(settings, reference, other, other_missing, Path(tmp), progress)
@@ -727,6 +797,8 @@ def run_all(settings: Settings, reference: ToolServer, other: ToolServer | None,
                 rg_section(bench, trees[top], top, rg_binary)
         if "corpus" in sections:
             corpus_section(bench, docker_ok, docker_note)
+        if "harness" in sections:
+            harness_section(bench, pi_version)
         if "docker" in sections:
             docker_section(bench, docker_ok, docker_note)
     return bench.rows
