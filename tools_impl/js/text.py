@@ -77,7 +77,10 @@ def utf16_len(s: str) -> int:
     return len(s.encode("utf-16-le", "surrogatepass")) // 2
 
 
-_UTF8_FOUR_BYTE_LEADS = tuple(bytes([b]) for b in range(0xF0, 0xF5))
+# Lead bytes of four-byte UTF-8 sequences: F0 starts U+10000-U+3FFFF (emoji, CJK extensions),
+# F1-F4 the planes above, rare enough to look for (memchr) before counting.
+_UTF8_F0 = b"\xf0"
+_UTF8_RARE_FOUR_BYTE_LEADS = (b"\xf1", b"\xf2", b"\xf3", b"\xf4")
 
 
 def utf16_len_of_encoded(s: str, data: bytes) -> int:
@@ -85,7 +88,11 @@ def utf16_len_of_encoded(s: str, data: bytes) -> int:
     sequence there (a lone surrogate became U+FFFD, one unit either way)."""
     if is_narrow(s):
         return len(s)
-    return len(s) + sum(data.count(lead) for lead in _UTF8_FOUR_BYTE_LEADS)
+    astral = data.count(_UTF8_F0)
+    for lead in _UTF8_RARE_FOUR_BYTE_LEADS:
+        if lead in data:
+            astral += data.count(lead)
+    return len(s) + astral
 
 
 def utf8_len(s: str) -> int:
