@@ -109,12 +109,15 @@ def js_split(s: str, sep: str) -> list[str]:
 
 def _replace_lookalikes(s: str) -> str:
     # Each replacement maps one character to one character, so columns do not move (spec edit.7).
-    # One C-level search for any of them, then one ``str.replace`` per look-alike present.
-    if s.isascii() or _LOOKALIKE_RE.search(s) is None:
+    # The first look-alike from pos on is replaced everywhere (one C-level ``str.replace``): none
+    # is left before it, and its replacement is ASCII, so the search goes on from there.
+    if s.isascii():
         return s
-    for ch, replacement in LOOKALIKES.items():
-        if ch in s:
-            s = s.replace(ch, replacement)
+    pos = 0
+    while (found := _LOOKALIKE_RE.search(s, pos)) is not None:
+        ch = found.group()
+        s = s.replace(ch, LOOKALIKES[ch])
+        pos = found.start()
     return s
 
 
