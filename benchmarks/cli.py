@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks.fixtures import CLASS_LABELS
 from benchmarks.fuzz_rate import fuzz_rows
 from benchmarks.servers import (
     BenchError,
@@ -28,11 +29,19 @@ from benchmarks.servers import (
     pi_spec,
     reference_spec,
 )
-from benchmarks.suite import Row, Settings, default_workdir, machine_description, rows_json, run_all
+from benchmarks.suite import (
+    CONTENT_SECTION,
+    Row,
+    Settings,
+    default_workdir,
+    machine_description,
+    rows_json,
+    run_all,
+)
 from tools_impl.search.ripgrep import RG_BINARIES
 
 DEFAULT_PI_VERSION = "0.79.1"
-SECTIONS = ("per-call", "edit-size", "growth", "rg", "corpus", "docker", "fuzz")
+SECTIONS = ("per-call", "edit-size", "content", "growth", "rg", "corpus", "harness", "docker", "fuzz")
 
 
 def _version(argv: Sequence[str]) -> str:
@@ -44,6 +53,11 @@ def _version(argv: Sequence[str]) -> str:
 
 
 def _target_cell(row: Row) -> str:
+    if row.data.get("answers_differ"):
+        return f"answers differ: {row.data['answers_differ']} (MISSED)"
+    if "floor_target" in row.data:
+        mark = "met" if row.data["value_met"] else "MISSED"
+        return f"≥ {row.data['floor_target']:g} {row.data['value_unit']} ({mark})"
     if "value_target" in row.data:
         mark = "met" if row.data["value_met"] else "MISSED"
         return f"≤ {row.data['value_target']:g} {row.data['value_unit']} ({mark})"
@@ -61,6 +75,44 @@ def render_table(rows: Sequence[Row], other_label: str) -> str:
     for r in rows:
         ratio = "" if r.ratio is None else f"{r.ratio:.2f}"
         out.append(f"| {r.section} | {r.label} | {r.reference} | {r.other} | {ratio} | {_target_cell(r)} |")
+    return "\n".join(out)
+
+
+CONTENT_TOOLS = ("read", "write", "edit")
+
+
+def _content_cell(row: Row) -> str:
+    data = row.data
+    if "other" not in data:
+        return f"{data['reference']['median_ms']:.3g} ms"
+    cell = f"{row.ratio:.2f} ({data['reference']['median_ms']:.3g} / {data['other']['median_ms']:.3g})"
+    if data.get("answers_differ"):
+        return f"{cell} **answers differ: {data['answers_differ']}**"
+    return cell + (" **✗**" if row.met is False else "")
+
+
+def render_content(rows: Sequence[Row], other_label: str) -> str:
+    """The ``content`` rows as one matrix per tool: a line per content class (and read or edit
+    position), a column per file size; each cell is the ratio and both medians in ms."""
+    rows = [r for r in rows if r.section == CONTENT_SECTION]
+    if not rows:
+        return ""
+    sizes = list(dict.fromkeys(r.data["size"] for r in rows))
+    headers = list(dict.fromkeys(r.data["size_label"] for r in rows))
+    out = [f"Content classes: ratio reference / {other_label} (reference ms / {other_label} ms); "
+           "**✗** a missed target (read and write ≤ 0.5; edit ≤ 1.0, and ≤ 0.5 from 1 MB on); "
+           "every cell's answers (text, details, bytes written) were equal unless it says otherwise."]
+    for tool in CONTENT_TOOLS:
+        mine = [r for r in rows if r.data["tool"] == tool]
+        if not mine:
+            continue
+        out += ["", f"| {tool} | where | " + " | ".join(headers) + " |", "|---|---|" + "---|" * len(sizes)]
+        lines: dict[tuple[str, str], dict[str, Row]] = {}
+        for r in mine:
+            lines.setdefault((r.data["class"], r.data["position"]), {})[r.data["size"]] = r
+        for (cls, pos), cells in lines.items():
+            shown = [_content_cell(cells[size]) if size in cells else "" for size in sizes]
+            out.append(f"| {CLASS_LABELS[cls]} | {pos or 'whole file'} | " + " | ".join(shown) + " |")
     return "\n".join(out)
 
 
@@ -117,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
         machine["fd"] = _version([fd_binary, "--version"]) if fd_binary else f"{fd_note} (glob has no pi figure)"
         workdir = args.workdir or default_workdir()
         machine["workspaces"] = f"under {workdir or tempfile.gettempdir()}"
-        rows = run_all(settings, reference, other, other_missing, rg_binary, fd_note, progress, sections, workdir)
+        rows = run_all(settings, reference, other, other_missing, rg_binary, fd_note, progress, sections, workdir,
+                       None if other is None else args.pi)
         if "fuzz" in sections:  # fuzz's own implementations (benchmarks/fuzz_rate.py)
             rows += fuzz_rows(settings.smoke, None if other is None else args.pi, progress)
     except BenchError as exc:
@@ -132,7 +185,11 @@ def main(argv: list[str] | None = None) -> int:
     for key, value in machine.items():
         print(f"- {key}: {value}")
     print()
-    print(render_table(rows, other_label))
+    print(render_table([r for r in rows if r.section != CONTENT_SECTION], other_label))
+    content = render_content(rows, other_label)
+    if content:
+        print()
+        print(content)
     missed = [r for r in rows if r.met is False or r.data.get("exponent_met") is False
               or r.data.get("value_met") is False]
     print()

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ PI_SETUP = REPO / "ci" / "pi-setup.sh"
 PI_STAMP = ".toolproof-installed.json"
 STDERR_TAIL_CHARS = 2000
 SHUTDOWN_WAIT_S = 5.0
+CALL_TIMEOUT_S = 300.0  # a server that has not answered one call by then is stopped: the run fails
 
 
 class BenchError(Exception):
@@ -121,6 +123,8 @@ class ToolServer:
         self._stdin = cast(IO[bytes], self._proc.stdin)
         self._stdout = cast(IO[bytes], self._proc.stdout)
         self._ids = itertools.count(1)
+        self._hung = ""  # what the server was doing when it was stopped for not answering
+        self.last: dict[str, Any] = {}  # the response to the last call
         self.hello: dict[str, Any] = self._checked(self.request({"op": "hello"}), "hello")
 
     def _stderr_tail(self) -> str:
@@ -140,6 +144,9 @@ class ToolServer:
         while True:
             raw = self._stdout.readline()
             if not raw:
+                if self._hung:
+                    raise BenchError(f"{self.label}: no answer to {self._hung} within {CALL_TIMEOUT_S:.0f} s; "
+                                     f"stopped; stderr: {self._stderr_tail()}")
                 raise BenchError(f"{self.label}: server exited; stderr: {self._stderr_tail()}")
             if raw.startswith(b'{"id": %d,' % rid) or raw.startswith(b'{"id":%d,' % rid):
                 return raw
@@ -167,16 +174,28 @@ class ToolServer:
         """Run one call; the time from request to response in milliseconds. A failed call raises:
         a benchmark must not time error paths by accident."""
         name = self.spec.tool_names.get(tool, tool)
-        line = json.dumps({"id": 0, "op": "call", "tool": name, "args": args})
+        # as the harness's protocol client writes a request: UTF-8, non-ASCII text unescaped
+        line = json.dumps({"id": 0, "op": "call", "tool": name, "args": args}, ensure_ascii=False)
         rid = next(self._ids)
-        data = line.replace('{"id": 0,', f'{{"id": {rid},', 1).encode("utf-8") + b"\n"
-        t0 = time.perf_counter()
-        self._stdin.write(data)
-        self._stdin.flush()
-        raw = self._receive(rid)
-        elapsed = (time.perf_counter() - t0) * 1000.0
-        self._checked(json.loads(raw), f"{tool} call")
+        data = line.replace('{"id": 0,', f'{{"id": {rid},', 1).encode("utf-8", "surrogateescape") + b"\n"
+        watchdog = threading.Timer(CALL_TIMEOUT_S, self._stop_hung, (f"a {tool} call (id {rid})",))
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            t0 = time.perf_counter()
+            self._stdin.write(data)
+            self._stdin.flush()
+            raw = self._receive(rid)
+            elapsed = (time.perf_counter() - t0) * 1000.0
+        finally:
+            watchdog.cancel()
+        self.last = json.loads(raw)
+        self._checked(self.last, f"{tool} call")
         return elapsed
+
+    def _stop_hung(self, what: str) -> None:
+        self._hung = what
+        self._proc.kill()
 
     def close(self) -> None:
         if self._proc.poll() is None:

@@ -27,6 +27,10 @@ from typing import Any
 from benchmarks import fixtures
 from benchmarks.servers import REPO, BenchError, ToolServer
 from benchmarks.stats import growth_exponent, median, percentile
+from harness.backends.client import Response
+from harness.model.observation import Observation
+from harness.run.equivalence import comparable
+from harness.run.normalise import NormalisationContext, normalize_observation
 
 KB = 1024
 MB = 1024 * 1024
@@ -80,6 +84,8 @@ class Row:
 
     @property
     def met(self) -> bool | None:
+        if self.data.get("answers_differ"):
+            return False  # a fast wrong answer never counts
         if self.ratio is None or self.target is None:
             return None
         return self.ratio <= self.target
@@ -125,6 +131,41 @@ class Case:
     variants: tuple[dict[str, str], ...] = ()
     other_args: dict[str, Any] | None = None
     other_missing: str | None = None  # why the other server cannot run this case
+    # compared byte for byte between the two sides after every call (what a write or edit made)
+    check_file: str | None = None
+
+
+# What the two sides' answers are compared after: the workspace paths differ (one workspace each).
+ANSWER_NORMALISERS = ("workspace",)
+
+
+def answer_of(response: dict[str, Any], root: Path) -> dict[str, Any] | None:
+    """One call's answer as the harness compares two runs of a step: the observation (text,
+    details, error…) normalised with ``ANSWER_NORMALISERS``, then ``harness.run.equivalence``'s
+    ``comparable`` (durations dropped, random values replaced)."""
+    resp = Response(response.get("id"), bool(response.get("ok")), response.get("result"),
+                    response.get("error") or {})
+    ctx = NormalisationContext(roots=(str(root), os.path.realpath(root)))
+    observation = normalize_observation(Observation.from_response(resp, 0.0), ANSWER_NORMALISERS, ctx)
+    return comparable(observation.to_json())
+
+
+def answer_difference(a: dict[str, Any] | None, b: dict[str, Any] | None) -> str:
+    """Which fields of two comparable answers differ (``details.diff``, ``text``…), or ""."""
+    if a == b:
+        return ""
+    if a is None or b is None:
+        return "one side has no answer"
+    fields: list[str] = []
+    for key in sorted(set(a) | set(b)):
+        va, vb = a.get(key), b.get(key)
+        if va == vb:
+            continue
+        if isinstance(va, dict) and isinstance(vb, dict):
+            fields += [f"{key}.{k}" for k in sorted(set(va) | set(vb)) if va.get(k) != vb.get(k)]
+        else:
+            fields.append(key)
+    return ", ".join(fields)
 
 
 class Bench:
@@ -141,6 +182,7 @@ class Bench:
         self.roots: dict[str, Path] = {}
         self.rows: list[Row] = []
         self.fd_missing = ""  # why pi's find cannot run, or empty
+        self.differences: dict[str, str] = {}  # case id -> the first difference of the two answers
 
     @property
     def servers(self) -> list[ToolServer]:
@@ -160,12 +202,21 @@ class Bench:
             with open(root / rel, "w", encoding="utf-8", newline="") as fh:
                 fh.write(text)
 
+    def _answer(self, server: ToolServer, case: Case) -> tuple[dict[str, Any] | None, bytes | None]:
+        root = self.roots[server.label]
+        data = (root / case.check_file).read_bytes() if case.check_file else None
+        return answer_of(server.last, root), data
+
     def run_case(self, case: Case) -> dict[str, list[float]]:
-        """Interleaved A/B timing: the first server alternates every iteration."""
+        """Interleaved A/B timing: the first server alternates every iteration. When both sides
+        take the same arguments, their answers (and ``check_file``) are compared after every
+        iteration, outside the timed span; the first difference is kept in ``differences``."""
         servers = self.servers if case.other_missing is None else [self.reference]
+        compare = len(servers) == 2 and case.other_args is None
         times: dict[str, list[float]] = {s.label: [] for s in servers}
         for i in range(self.settings.warmup + case.samples):
             order = servers if i % 2 == 0 else servers[::-1]
+            answers: dict[str, tuple[dict[str, Any] | None, bytes | None]] = {}
             for server in order:
                 if case.files:
                     self._write_files(server, case.files)
@@ -175,14 +226,23 @@ class Bench:
                 elapsed = server.call(case.tool, args)
                 if i >= self.settings.warmup:
                     times[server.label].append(elapsed)
+                if compare:
+                    answers[server.label] = self._answer(server, case)
+            if compare and case.id not in self.differences:
+                (a, fa), (b, fb) = (answers[s.label] for s in servers)
+                what = answer_difference(a, b)
+                if fa != fb:
+                    what = ", ".join(x for x in (what, f"bytes of {case.check_file}") if x)
+                if what:
+                    self.differences[case.id] = what
         return times
 
-    def add_ab_row(self, section: str, case: Case) -> dict[str, list[float]]:
+    def add_ab_row(self, section: str, case: Case, meta: dict[str, Any] | None = None) -> dict[str, list[float]]:
         self.progress(f"{section}: {case.label}")
         times = self.run_case(case)
         ref = times[self.reference.label]
         row = Row(case.id, section, case.label, timing_cell(ref), "", target=case.target,
-                  data={"reference": timing_data(ref)})
+                  data={**(meta or {}), "reference": timing_data(ref)})
         if self.other is None:
             row.other = self.other_missing
         elif case.other_missing is not None:
@@ -192,6 +252,10 @@ class Bench:
             row.other = timing_cell(other)
             row.ratio = median(ref) / median(other)
             row.data["other"] = timing_data(other)
+            if case.other_args is None:
+                row.data["answers"] = "differ" if case.id in self.differences else "equal"
+            if case.id in self.differences:
+                row.data["answers_differ"] = self.differences[case.id]
         self.rows.append(row)
         return times
 
@@ -224,14 +288,14 @@ def per_call_section(bench: Bench) -> None:
              {"path": "large-new.txt", "offset": large_lines // 2, "limit": 200}, s.n_small, 0.5,
              variants=({"large-new.txt": large}, {"large-new.txt": large.replace(": ", ":\t")})),
         Case("write.small", f"write, {len(content)} bytes", "write", {"path": "out.txt", "content": content},
-             s.n_small, 0.5),
+             s.n_small, 0.5, check_file="out.txt"),
     ]
     for kind in ("exact", "fuzzy"):
         old, new = edit[kind]
         text = small_exact if kind == "exact" else small_fuzzy
         cases.append(Case(f"edit.{kind}.small", f"edit, {kind}, {text.count(chr(10))}-line file", "edit",
                           {"path": "edit.py", "edits": [{"oldText": old, "newText": new}]}, s.n_small, 1.0,
-                          files={"edit.py": text}))
+                          files={"edit.py": text}, check_file="edit.py"))
     glob_missing = f"n/a (pi's find: {bench.fd_missing})" if bench.fd_missing else None
     cases += [
         Case("grep.content", f"grep content, {s.base_files * 2}-file tree", "grep",
@@ -263,7 +327,7 @@ def edit_size_section(bench: Bench) -> None:
             text = fixtures.exact_edit_text(nbytes) if kind == "exact" else fixtures.fuzzy_edit_text(nbytes)
             case = Case(f"edit.{kind}.{size_label(nominal).replace(' ', '')}", f"edit, {kind}, {size_label(nbytes)} file",
                         "edit", {"path": "big.py", "edits": [{"oldText": old, "newText": new}]},
-                        s.samples(nominal), 1.0, files={"big.py": text})
+                        s.samples(nominal), 1.0, files={"big.py": text}, check_file="big.py")
             times = bench.add_ab_row(section, case)
             for label, values in times.items():
                 medians.setdefault((kind, label), []).append((nbytes, median(values)))
@@ -285,6 +349,54 @@ def edit_size_section(bench: Bench) -> None:
         row.data["exponent_met"] = ref_k <= 1.0
         bench.rows.append(row)
     bench.rows.append(calibration_row(section, s.size(EDIT_SIZES[0]), s.size(EDIT_SIZES[-1])))
+
+
+CONTENT_SIZES = (KB, 100 * KB, MB, 10 * MB)
+CONTENT_SECTION = "content"
+READ_WINDOW = 200  # lines of a ranged read
+
+
+def content_section(bench: Bench) -> None:
+    """read, write and edit on every content class (``fixtures.CONTENT_CLASSES``) at every size
+    of ``CONTENT_SIZES``: reads of the first page (no offset), of 200 lines in the middle and of
+    the last 200 lines; a write of the whole text; one exact edit of a line at the start, in the
+    middle or at the end. Both sides' answers and the bytes written are compared on every call.
+    Targets: read and write ≤ 0.5; edit ≤ 1.0, and ≤ 0.5 from 1 MB on."""
+    s = bench.settings
+    bench.prepare_workspaces("content", lambda root: None)
+    for cls in fixtures.CONTENT_CLASSES:
+        for nominal in CONTENT_SIZES:
+            nbytes = s.size(nominal)
+            text = fixtures.class_text(cls, nbytes)
+            size = size_label(nominal).replace(" ", "")
+            what = f"{fixtures.CLASS_LABELS[cls]}, {size_label(len(text.encode('utf-8')))}"
+            meta = {"class": cls, "size": size, "size_label": size_label(nbytes if s.smoke else nominal), "bytes": len(text.encode("utf-8"))}
+            read_path = f"read-{cls}-{size}.txt"
+            for server in bench.servers:
+                bench._write_files(server, {read_path: text})
+            lines = text.count("\n") + 1
+            windows = {"start": {}, "middle": {"offset": lines // 2, "limit": READ_WINDOW},
+                       "end": {"offset": max(1, lines - READ_WINDOW + 1), "limit": READ_WINDOW}}
+            for pos, window in windows.items():
+                shown = "first page" if not window else f"{READ_WINDOW} lines at offset {window['offset']}"
+                bench.add_ab_row(CONTENT_SECTION, Case(
+                    f"content.read.{cls}.{size}.{pos}", f"read, {what}, {shown}", "read",
+                    {"path": read_path, **window}, s.samples(nominal), 0.5), {"tool": "read", "position": pos, **meta})
+            for server in bench.servers:
+                (bench.roots[server.label] / read_path).unlink()
+            bench.add_ab_row(CONTENT_SECTION, Case(
+                f"content.write.{cls}.{size}", f"write, {what}", "write", {"path": "write.txt", "content": text},
+                s.samples(nominal), 0.5, check_file="write.txt"), {"tool": "write", "position": "", **meta})
+            old, new = fixtures.CLASS_EDIT_OLD[cls], fixtures.CLASS_EDIT_NEW[cls]
+            for pos in fixtures.POSITIONS:
+                bench.add_ab_row(CONTENT_SECTION, Case(
+                    f"content.edit.{cls}.{size}.{pos}", f"edit, exact, {what}, line at the {pos}", "edit",
+                    {"path": "edit.txt", "edits": [{"oldText": old, "newText": new}]}, s.samples(nominal),
+                    0.5 if nominal >= MB else 1.0, files={"edit.txt": fixtures.with_line_at(text, old, pos)},
+                    check_file="edit.txt"), {"tool": "edit", "position": pos, **meta})
+            for server in bench.servers:
+                for name in ("write.txt", "edit.txt"):
+                    (bench.roots[server.label] / name).unlink(missing_ok=True)
 
 
 CALIBRATION_REPEATS = 7
@@ -494,8 +606,9 @@ def corpus_section(bench: Bench, docker_ok: bool, docker_note: str) -> None:
                 bench.rows.append(Row(f"corpus.{name}.j{jobs}", section, label, f"> {s.corpus_timeout_s:.0f} s",
                                       f"stopped at the time limit after {run.done} scenarios", data=data))
                 continue
+            data["scenarios_per_s"] = run.done / run.wall_s if run.wall_s else 0.0
             row = Row(f"corpus.{name}.j{jobs}", section, label,
-                      f"{run.wall_s:.1f} s ({run.wall_s / max(run.done, 1) * 1000:.0f} ms/scenario)",
+                      f"{run.wall_s:.1f} s ({run.done / run.wall_s:.1f} scenarios/s)",
                       run.summary.split(" in ")[0] + (f" ({', '.join(run.failing[:3])})" if run.failing else ""),
                       data=data)
             if jobs == 2 and runs[1].returncode is not None:
@@ -506,6 +619,37 @@ def corpus_section(bench: Bench, docker_ok: bool, docker_note: str) -> None:
         for jobs in (1, 2):
             bench.rows.append(Row(f"corpus.docker.j{jobs}", section,
                                   f"`toolproof run`, docker, --jobs {jobs}", "skipped", docker_note))
+
+
+STARTUP_RUNS = 10
+STARTUP_TARGET_S = 0.5
+
+
+def startup_row(bench: Bench) -> Row:
+    """``toolproof --version`` (``python -m harness.cli``), start to exit: what every command
+    pays before it does anything."""
+    argv = [sys.executable, "-m", "harness.cli", "--version"]
+    runs = 1 if bench.settings.smoke else STARTUP_RUNS
+    times: list[float] = []
+    for _ in range(runs + 1):
+        t0 = time.perf_counter()
+        proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, check=False, timeout=120)
+        times.append(time.perf_counter() - t0)
+        if proc.returncode != 0:
+            raise BenchError(f"`toolproof --version` exited {proc.returncode}: {proc.stderr[-300:]}")
+    times = times[1:]  # the first run also fills the file cache
+    mid = median(times)
+    return Row("harness.startup", "harness", f"`toolproof --version` start-up, median of {runs}",
+               f"{mid * 1000:.0f} ms (p90 {percentile(times, 90) * 1000:.0f})", "",
+               data={"median_s": mid, "n": runs, "value_target": STARTUP_TARGET_S * 1000, "value_unit": "ms",
+                     "value_met": mid <= STARTUP_TARGET_S})
+
+
+def harness_section(bench: Bench, pi_version: str | None) -> None:
+    """What a user of the harness waits for at start-up (the fuzzer's throughput is the ``fuzz``
+    section, ``benchmarks/fuzz_rate.py``)."""
+    bench.progress("harness: start-up")
+    bench.rows.append(startup_row(bench))
 
 
 def docker_section(bench: Bench, docker_ok: bool, docker_note: str) -> None:
@@ -594,7 +738,7 @@ def default_workdir() -> str | None:
 
 def run_all(settings: Settings, reference: ToolServer, other: ToolServer | None, other_missing: str,
             rg_binary: str, fd_missing: str, progress: Callable[[str], None],
-            sections: Sequence[str], workdir: str | None = None) -> list[Row]:
+            sections: Sequence[str], workdir: str | None = None, pi_version: str | None = None) -> list[Row]:
     docker_ok, docker_note = docker_engine() if ("corpus" in sections or "docker" in sections) else (False, "")
     with tempfile.TemporaryDirectory(prefix="toolproof-bench-", dir=workdir) as tmp:
         bench = Bench(settings, reference, other, other_missing, Path(tmp), progress)
@@ -603,6 +747,8 @@ def run_all(settings: Settings, reference: ToolServer, other: ToolServer | None,
             per_call_section(bench)
         if "edit-size" in sections:
             edit_size_section(bench)
+        if CONTENT_SECTION in sections:
+            content_section(bench)
         if "growth" in sections or "rg" in sections:
             sizes = [settings.base_files * f for f in ((1, 10, 100) if "growth" in sections else (100,))]
             trees = build_trees(bench, sizes)
@@ -613,6 +759,8 @@ def run_all(settings: Settings, reference: ToolServer, other: ToolServer | None,
                 rg_section(bench, trees[top], top, rg_binary)
         if "corpus" in sections:
             corpus_section(bench, docker_ok, docker_note)
+        if "harness" in sections:
+            harness_section(bench, pi_version)
         if "docker" in sections:
             docker_section(bench, docker_ok, docker_note)
     return bench.rows

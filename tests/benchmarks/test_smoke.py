@@ -19,13 +19,26 @@ from tests.support.repo import REPO
 PER_CALL = ["read.small", "read.large", "read.large.new", "write.small", "edit.exact.small", "edit.fuzzy.small",
             "grep.content", "grep.files", "glob", "bash.true"]
 EDIT_SIZES = [f"edit.{kind}.{size}" for kind in ("exact", "fuzzy") for size in ("100KB", "1MB", "10MB")]
-GROWTH = ["edit.exact.growth", "edit.fuzzy.growth", "edit.calibration.growth", "growth.x1", "growth.x10", "growth.x100"]
+CLASSES = ["ascii", "latin", "cjk", "emoji", "mixed"]
+SIZES = ["1KB", "100KB", "1MB", "10MB"]
+POSITIONS = ["start", "middle", "end"]
+CONTENT = [row for cls in CLASSES for size in SIZES for row in (
+    *(f"content.read.{cls}.{size}.{pos}" for pos in POSITIONS),
+    f"content.write.{cls}.{size}",
+    *(f"content.edit.{cls}.{size}.{pos}" for pos in POSITIONS))]
+EDIT_GROWTH = ["edit.exact.growth", "edit.fuzzy.growth", "edit.calibration.growth"]
+GROWTH = ["growth.x1", "growth.x10", "growth.x100"]
 OTHER = ["rg.content", "rg.files_with_matches", "corpus.local.j1", "corpus.local.j2",
-         "corpus.docker.j1", "corpus.docker.j2", "docker"]
+         "corpus.docker.j1", "corpus.docker.j2", "harness.startup", "docker"]
 FUZZ = ["fuzz.rate"]  # benchmarks/fuzz_rate.py, after the others
 TARGETS = {"read.small": 0.5, "read.large": 0.5, "read.large.new": 0.5, "write.small": 0.5, "bash.true": 0.5,
            "rg.content": 1.2, "rg.files_with_matches": 1.2,
-           **{row: 1.0 for row in ["edit.exact.small", "edit.fuzzy.small", *EDIT_SIZES]}}
+           **{row: 1.0 for row in ["edit.exact.small", "edit.fuzzy.small", *EDIT_SIZES]},
+           **{row: 0.5 for row in CONTENT if ".read." in row or ".write." in row},
+           **{row: (0.5 if row.split(".")[3] in ("1MB", "10MB") else 1.0) for row in CONTENT if ".edit." in row}}
+# rows whose two sides take the same arguments: their answers are compared on every call
+COMPARED = ["read.small", "read.large", "read.large.new", "write.small", "edit.exact.small", "edit.fuzzy.small",
+            "bash.true", *EDIT_SIZES, *CONTENT]
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +59,20 @@ def _by_id(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 @pytest.mark.slow
 def test_every_row_is_in_the_table_and_the_json(smoke: tuple[str, list[dict[str, Any]]]) -> None:
     stdout, rows = smoke
+    ids = [row["id"] for row in rows]
     # a smoke run never runs benchmarks/docker_bench.py: one "docker" row says so
-    assert [row["id"] for row in rows] == [*PER_CALL, *EDIT_SIZES, *GROWTH, *OTHER, *FUZZ]
-    assert _by_id(rows)["docker"]["reference"] == "skipped"
+    assert ids == [*PER_CALL, *EDIT_SIZES, *EDIT_GROWTH, *CONTENT, *GROWTH, *OTHER, *FUZZ]
+    by_id = _by_id(rows)
+    assert by_id["docker"]["reference"] == "skipped"
     for row in rows:
-        assert f"| {row['section']} | {row['label']} | {row['reference']} |" in stdout
+        if row["section"] != "content":
+            assert f"| {row['section']} | {row['label']} | {row['reference']} |" in stdout
+    # the content rows: one matrix per tool, a line per class and position, a cell per size
+    for tool, positions in (("read", POSITIONS), ("write", ["whole file"]), ("edit", POSITIONS)):
+        assert f"\n| {tool} | where | " in stdout
+        for label in ("ASCII", "Latin-1 + typographic punctuation", "CJK", "emoji (non-BMP)", "mixed"):
+            for pos in positions:
+                assert re.search(rf"\n\| {re.escape(label)} \| {pos} \|( [0-9.]+ \([^|\n]*\|){{4}}\n", stdout), (tool, label, pos)
     assert stdout.startswith("toolproof benchmarks: `python -m benchmarks --smoke`")
     for key in ("date", "cpu", "python", "reference", "rg"):
         assert f"\n- {key}: " in stdout
@@ -60,7 +82,7 @@ def test_every_row_is_in_the_table_and_the_json(smoke: tuple[str, list[dict[str,
 def test_timings_are_sane_and_ratios_consistent(smoke: tuple[str, list[dict[str, Any]]]) -> None:
     _, rows = smoke
     by_id = _by_id(rows)
-    for rid in [*PER_CALL, *EDIT_SIZES, "rg.content", "rg.files_with_matches"]:
+    for rid in [*PER_CALL, *EDIT_SIZES, *CONTENT, "rg.content", "rg.files_with_matches"]:
         data = by_id[rid]["data"]
         for side in ("reference", "other"):
             if side not in data:
@@ -83,8 +105,23 @@ def test_timings_are_sane_and_ratios_consistent(smoke: tuple[str, list[dict[str,
     assert fuzz["calls"] == 100 and fuzz["upstream_calls_per_s"] > 0 and fuzz["met"] == (
         fuzz["upstream_calls_per_s"] >= fuzz["target_calls_per_s"])
     for rid in ("corpus.local.j1", "corpus.local.j2"):
-        assert by_id[rid]["data"]["wall_s"] > 0
+        assert by_id[rid]["data"]["wall_s"] > 0 and by_id[rid]["data"]["scenarios_per_s"] > 0
         assert " pass" in by_id[rid]["data"]["summary"]
+    assert 0 < by_id["harness.startup"]["data"]["median_s"] < 120
+
+
+@pytest.mark.slow
+def test_both_sides_answered_alike_wherever_they_were_compared(smoke: tuple[str, list[dict[str, Any]]]) -> None:
+    """The reference under --upstream and pi give the same answers (text, details, bytes written)
+    on every row both ran with the same arguments; no row is met with different answers."""
+    _, rows = smoke
+    by_id = _by_id(rows)
+    if "other" not in by_id["read.small"]["data"]:
+        pytest.skip("pi is not installed: nothing to compare with")
+    for rid in COMPARED:
+        assert by_id[rid]["data"]["answers"] == "equal", (rid, by_id[rid]["data"].get("answers_differ"))
+    for rid in ("grep.content", "glob"):  # pi's grep and find take other arguments
+        assert "answers" not in by_id[rid]["data"]
 
 
 @pytest.mark.slow
@@ -104,4 +141,5 @@ def test_an_unknown_section_is_a_usage_error() -> None:
     proc = subprocess.run([sys.executable, "-m", "benchmarks", "--sections", "per-call,nope"], cwd=REPO,
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 2
-    assert "unknown section(s) nope; expected some of per-call, edit-size, growth, rg, corpus, docker" in proc.stderr
+    assert ("unknown section(s) nope; expected some of per-call, edit-size, content, growth, rg, corpus, harness, "
+            "docker") in proc.stderr

@@ -30,7 +30,7 @@ from tools_impl.core.result import JsonDict, ToolResult, text_result
 from tools_impl.edit import fuzzy
 from tools_impl.js import unicode
 from tools_impl.js.node_errors import EISDIR_READ_MESSAGE, error_code, node_error_message
-from tools_impl.js.text import BOM_CHAR, js_utf8
+from tools_impl.js.text import BOM_CHAR, js_utf8, utf16_len
 from tools_impl.shared.line_diff import DiffBounds, compute_receipts
 from tools_impl.shared.mutation_queue import MUTATIONS
 from tools_impl.shared.paths import engine_resolve
@@ -118,12 +118,14 @@ def normalize_to_lf(text: str) -> str:
 
 def count_occurrences(haystack: str, needle: str) -> tuple[int, list[int]]:
     """JavaScript ``haystack.split(needle).length - 1`` and the 1-based start lines of the first
-    three occurrences (non-overlapping, left to right; JavaScript strings)."""
+    three occurrences (non-overlapping, left to right), for JavaScript strings and for
+    code-point strings without surrogates alike."""
     if needle == "":
         # "".split("") is [] (count -1); otherwise one piece per code unit, the k-th "match"
         # ending piece k + 1 (offsets as the piece-length sum of the general case)
-        count = len(haystack) - 1
-        return count, [haystack.count("\n", 0, k + 1) + 1 for k in range(min(count, MATCH_LINES_SHOWN))]
+        count = utf16_len(haystack) - 1
+        head = fuzzy.js_string(haystack[: MATCH_LINES_SHOWN + 1])
+        return count, [head.count("\n", 0, k + 1) + 1 for k in range(min(count, MATCH_LINES_SHOWN))]
     count = haystack.count(needle)  # non-overlapping, left to right, as split counts them
     lines: list[int] = []
     offset = -len(needle)
@@ -149,10 +151,13 @@ def splice(base: str, spans: list[Span], path: str) -> str:
     for prev, cur in pairwise(ordered):
         if prev.start + prev.length > cur.start:
             raise _overlap(path, prev.index, cur.index)
-    out = base
-    for span in reversed(ordered):
-        out = out[: span.start] + span.new_text + out[span.start + span.length :]
-    return out
+    pieces: list[str] = []
+    pos = 0
+    for span in ordered:
+        pieces += (base[pos : span.start], span.new_text)
+        pos = span.start + span.length
+    pieces.append(base[pos:])
+    return "".join(pieces)
 
 
 class _Normalised:
@@ -207,6 +212,12 @@ def match_like_pi(content: str, olds: list[str], news: list[str], path: str, pro
 
 
 class Matcher(Protocol):
+    """Finds and splices the edits (seam ``edit.match``). The strings are JavaScript strings
+    (UTF-16 code units), or, when none of them holds a surrogate code point, plain code-point
+    strings: a search, a count of a text and a splice at the positions found give the same
+    answer in both forms. A matcher that computes a position or length instead calls
+    ``fuzzy.require_code_units`` on the strings first."""
+
     def __call__(self, content: str, olds: list[str], news: list[str], path: str,
                  profile: Profile) -> tuple[str, str]: ...
 
@@ -236,14 +247,26 @@ def apply_edits(content: str, edits: Sequence[Edit], path: str, profile: Profile
     a result identical to the input. ``path`` is only echoed in messages.
     """
     n = len(edits)
-    c = fuzzy.js_string(content)
-    olds = [normalize_to_lf(fuzzy.js_string(e.old_text)) for e in edits]
-    news = [normalize_to_lf(fuzzy.js_string(e.new_text)) for e in edits]
+    olds = [normalize_to_lf(e.old_text) for e in edits]
+    news = [normalize_to_lf(e.new_text) for e in edits]
     for i, old in enumerate(olds):
         if old == "":
             raise _empty_old_text(path, i, n)
+    matcher = MATCH.of(profile)
     with unicode.using(profile.unicode_version):  # NFKC with the emulated runtime's data
-        base, new = MATCH.of(profile)(c, olds, news, path, profile)
+        if not any(fuzzy.has_surrogate(s) for s in (content, *olds, *news)):
+            # the fast path: no string holds a surrogate, so the matcher can take them as they
+            # are (Matcher), never converting megabytes to their JavaScript form and back
+            try:
+                base, new = matcher(content, olds, news, path, profile)
+            except fuzzy.CodeUnitsRequired:
+                pass
+            else:
+                if new == base:
+                    raise _no_change(path, n)
+                return EditOutcome(base, new)
+        js = fuzzy.js_string
+        base, new = matcher(js(content), [js(old) for old in olds], [js(new) for new in news], path, profile)
     if new == base:
         raise _no_change(path, n)
     return EditOutcome(fuzzy.py_string(base), fuzzy.py_string(new))
@@ -299,8 +322,12 @@ def detect_crlf(text: str) -> bool:
 
 
 def encode_utf8(text: str) -> bytes:
-    """UTF-8 as Node writes it: a lone surrogate becomes U+FFFD."""
-    return js_utf8(fuzzy.py_string(text))
+    """UTF-8 as Node writes it: a lone surrogate becomes U+FFFD (a pair written as two halves is
+    one character)."""
+    try:
+        return text.encode("utf-8")  # no surrogate at all: one C-level pass
+    except UnicodeEncodeError:
+        return js_utf8(fuzzy.py_string(text))
 
 
 def _access_code(abs_path: str) -> str | None:

@@ -8,18 +8,23 @@ form and ``py_string`` converts back (recombining valid pairs; a lone surrogate 
 JavaScript). For text without astral characters both forms are the same string. Keeping the
 reference's UTF-16 indices matters because span mapping binary-searches over UTF-16 prefix
 positions and can stop between the halves of a pair, exactly as the JavaScript engine does.
+
+Text without any surrogate code point may also stay a plain code-point string: a search, a count
+of a text or a splice at a position found answers the same in both forms (UTF-16 is
+self-synchronising), and ``norm`` keeps the form it is given. The edit engine takes that fast
+path (``engine.apply_edits``); where a position or length must be computed in code units,
+``require_code_units`` sends it back to the JavaScript forms.
 """
 
 from __future__ import annotations
 
 import re
-import sys
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tools_impl.js import unicode
-from tools_impl.js.text import JS_WHITESPACE, js_trim_end
+from tools_impl.js.text import JS_WHITESPACE, is_narrow, js_trim_end
 
 # The four look-alike classes as one character map, applied in one pass (spec edit.7).
 LOOKALIKES: dict[str, str] = {
@@ -41,19 +46,9 @@ def _split_astral(m: re.Match[str]) -> str:
     return chr(0xD800 + (cp >> 10)) + chr(0xDC00 + (cp & 0x3FF))
 
 
-# PEP 393 (CPython): a str holding any code point above U+FFFF stores 4 bytes per character, so
-# a long string whose size is under 3 bytes per character holds no astral character (and no
-# surrogate pair). Checked in O(1) instead of scanning megabytes with a regex.
-_SIZE_CHECK = sys.implementation.name == "cpython"
-_SIZE_CHECK_MIN_LEN = 64
-_SIZE_CHECK_SLACK = 100
-
-
 def _narrow(s: str) -> bool:
-    """True when ``s`` certainly holds no code point above U+FFFF (False: it may)."""
-    if s.isascii():
-        return True
-    return _SIZE_CHECK and len(s) >= _SIZE_CHECK_MIN_LEN and sys.getsizeof(s) < 3 * len(s) + _SIZE_CHECK_SLACK
+    """True when ``s`` holds no code point above U+FFFF (so its JavaScript form is itself)."""
+    return is_narrow(s)
 
 
 def has_surrogate(s: str) -> bool:
@@ -89,6 +84,19 @@ def nfkc(s: str) -> str:
     return js_string(unicode.normalize("NFKC", py_string(s)))
 
 
+class CodeUnitsRequired(Exception):
+    """Raised by a matcher that was given code-point strings (``apply_edits``' fast path) where
+    it must count positions or lengths in UTF-16 code units; the engine then runs it again on
+    the JavaScript forms."""
+
+
+def require_code_units(*texts: str) -> None:
+    """Positions or lengths of ``texts`` are about to be computed rather than found: go on only
+    where every code point is one UTF-16 code unit (always so for JavaScript strings)."""
+    if not all(_narrow(t) for t in texts):
+        raise CodeUnitsRequired
+
+
 def js_split(s: str, sep: str) -> list[str]:
     """JavaScript ``s.split(sep)``, including the empty-separator case (one piece per code unit)."""
     if sep == "":
@@ -101,9 +109,16 @@ def js_split(s: str, sep: str) -> list[str]:
 
 def _replace_lookalikes(s: str) -> str:
     # Each replacement maps one character to one character, so columns do not move (spec edit.7).
+    # The first look-alike from pos on is replaced everywhere (one C-level ``str.replace``): none
+    # is left before it, and its replacement is ASCII, so the search goes on from there.
     if s.isascii():
         return s
-    return _LOOKALIKE_RE.sub(lambda m: LOOKALIKES[m.group(0)], s)
+    pos = 0
+    while (found := _LOOKALIKE_RE.search(s, pos)) is not None:
+        ch = found.group()
+        s = s.replace(ch, LOOKALIKES[ch])
+        pos = found.start()
+    return s
 
 
 def normalize_line_for_fuzzy_match(line: str) -> str:
@@ -137,21 +152,43 @@ def _kept_by_norm(block: str) -> bool:
     return not any(blank in block and blank + "\n" in block for blank in _ASCII_TRAILING_BLANKS)
 
 
-def norm(text: str) -> str:
-    """Reference ``norm``: every ``'\\n'``-separated line normalised on its own, rejoined.
+def _norm_block(block: str) -> str:
+    """``norm`` of a run of whole lines.
 
-    A long text is taken in blocks of whole lines; only the blocks holding a line that changes
-    are split, so the cost of a large, mostly clean file is a few C-level scans."""
+    Text without surrogate code points is the same in both string forms (``js_string`` only
+    splits astral characters, which none of the steps below touches or produces), so NFKC and
+    the look-alikes run over the whole block at once and only ``trimEnd`` goes line by line.
+    NFKC never maps across or onto a ``'\\n'`` (a starter that composes with nothing), so the
+    block's normal form is its lines' normal forms joined. A JavaScript string holding a
+    surrogate pair (or a lone half) goes line by line through ``nfkc``."""
+    if block.isascii():
+        if _kept_by_norm(block):
+            return block
+        return "\n".join([line.rstrip(JS_WHITESPACE) for line in block.split("\n")])
+    if has_surrogate(block):
+        return "\n".join(norm_lines(block))
+    normalised = unicode.normalize("NFKC", block)
+    trimmed = "\n".join([line.rstrip(JS_WHITESPACE) for line in normalised.split("\n")])
+    return _replace_lookalikes(trimmed)
+
+
+def norm(text: str) -> str:
+    """Reference ``norm``: every ``'\\n'``-separated line normalised on its own, rejoined. The
+    answer keeps the form of ``text``: a JavaScript string stays one, and a code-point string
+    without surrogates keeps its astral characters whole (``js_string`` of one is the other's).
+
+    A long text is taken in blocks of whole lines; an ASCII block is split only when a line
+    changes, and a block of other text is normalised whole (``_norm_block``), so the cost of a
+    large file is a few C-level passes, whatever it holds."""
     if len(text) <= NORM_BLOCK:
-        return "\n".join(norm_lines(text))
+        return _norm_block(text)
     out: list[str] = []
     pos, size = 0, len(text)
     while pos <= size:
         end = text.find("\n", pos + NORM_BLOCK)
         if end < 0:
             end = size
-        block = text[pos:end]
-        out.append(block if _kept_by_norm(block) else "\n".join(norm_lines(block)))
+        out.append(_norm_block(text[pos:end]))
         pos = end + 1
     return "\n".join(out)
 

@@ -100,8 +100,8 @@ def match_span(content: str, olds: list[str], news: list[str], path: str, profil
     far larger than ``oldText`` is refused. Returns (content, result)."""
     n = len(olds)
     check = SPAN_CHECK.of(profile)
-    index = fuzzy.build_line_index(content)
-    norm_content = index.normalised_text
+    norm_content = fuzzy.norm(content)  # = build_line_index(content).normalised_text
+    index: fuzzy.LineIndex | None = None  # built for the first fuzzy hit
     spans: list[Span] = []
     for i, old in enumerate(olds):
         normalised_old = fuzzy.norm(old)
@@ -113,6 +113,10 @@ def match_span(content: str, olds: list[str], news: list[str], path: str, profil
             hit = norm_content.find(normalised_old) if normalised_old else -1
             if hit < 0:
                 raise not_found(path, i, n, f" {RELOAD_HINT}")
+            # the span is mapped back by UTF-16 lengths, and its size compared in them
+            fuzzy.require_code_units(content, old, normalised_old)
+            if index is None:
+                index = fuzzy.build_line_index(content)
             start, end = fuzzy.map_span(index, hit, len(normalised_old))
             if not check(content, start, end, normalised_old):
                 raise not_found(path, i, n, f" {RELOAD_HINT}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from decimal import ROUND_HALF_UP, Decimal
 
 # Byte order marks: the character as text, and its UTF-8, UTF-16LE and UTF-16BE encodings.
@@ -41,9 +42,57 @@ def js_trim(s: str) -> str:
     return js_trim_start(js_trim_end(s))
 
 
+# PEP 393 (CPython): a str is stored with 1, 2 or 4 bytes per character, the fewest its largest
+# code point needs, so a str stored with 4 holds an astral character and one stored with fewer
+# holds none. ``sys.getsizeof`` tells the width in O(1) instead of scanning megabytes; it is
+# trusted only where it gives the widths of known strings right.
+def _wide_header_size() -> int | None:
+    if sys.implementation.name != "cpython":
+        return None
+    header = sys.getsizeof("\u0100") - 2 * 2
+    for sample, width in (("\u0100" * 9, 2), ("\U00010000", 4), ("\U00010000" * 5 + "a", 4)):
+        if sys.getsizeof(sample) != header + width * (len(sample) + 1):
+            return None
+    return header
+
+
+_WIDE_HEADER = _wide_header_size()
+_ASTRAL_RE = re.compile("[\U00010000-\U0010ffff]")
+
+
+def is_narrow(s: str) -> bool:
+    """True when ``s`` holds no code point above U+FFFF: each of its characters is one UTF-16
+    code unit (a surrogate code point too), so its JavaScript form is itself."""
+    if s.isascii():
+        return True
+    if _WIDE_HEADER is not None:
+        return sys.getsizeof(s) != _WIDE_HEADER + 4 * (len(s) + 1)
+    return _ASTRAL_RE.search(s) is None
+
+
 def utf16_len(s: str) -> int:
     """JavaScript ``string.length``: UTF-16 code units."""
+    if is_narrow(s):
+        return len(s)
     return len(s.encode("utf-16-le", "surrogatepass")) // 2
+
+
+# Lead bytes of four-byte UTF-8 sequences: F0 starts U+10000-U+3FFFF (emoji, CJK extensions),
+# F1-F4 the planes above, rare enough to look for (memchr) before counting.
+_UTF8_F0 = b"\xf0"
+_UTF8_RARE_FOUR_BYTE_LEADS = (b"\xf1", b"\xf2", b"\xf3", b"\xf4")
+
+
+def utf16_len_of_encoded(s: str, data: bytes) -> int:
+    """``utf16_len(s)`` given ``data == js_utf8(s)``: each astral character is one four-byte
+    sequence there (a lone surrogate became U+FFFD, one unit either way)."""
+    if is_narrow(s):
+        return len(s)
+    astral = data.count(_UTF8_F0)
+    for lead in _UTF8_RARE_FOUR_BYTE_LEADS:
+        if lead in data:
+            astral += data.count(lead)
+    return len(s) + astral
 
 
 def utf8_len(s: str) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import re
 import unicodedata
 from collections.abc import Iterator
 from types import ModuleType
@@ -71,6 +72,56 @@ def _known_to_stdlib(s: str) -> bool:
     return not any(unicodedata.category(c) == "Cn" for c in s)
 
 
+# Above this many distinct characters to map, mapping them one by one costs more than the
+# library's own pass over the text.
+MAPPED_CHARS_MAX = 32
+
+
+@functools.cache
+def _changed_chars(data: ModuleType, form: str) -> re.Pattern[str]:
+    """The Basic Multilingual Plane characters that ``form`` maps to something else on their own
+    (a character without a decomposition is its own normal form), as one character class."""
+    changed = [c for c in range(0xA0, 0x10000) if data.decomposition(chr(c))
+               and data.normalize(form, chr(c)) != chr(c)]
+    ranges: list[str] = []
+    start = prev = changed[0]
+    for c in [*changed[1:], -1]:
+        if c != prev + 1:
+            ranges.append(re.escape(chr(start)) + ("" if prev == start else "-" + re.escape(chr(prev))))
+            start = c
+        prev = c
+    return re.compile("[" + "".join(ranges) + "]")
+
+
+def _normalize_with(data: ModuleType, form: str, s: str) -> str:
+    """``data.normalize(form, s)``, faster for long text that only a few distinct characters
+    change: each is replaced by its own normal form first (C-level ``str.replace``), after which
+    the library's quick check usually finds the text normal and returns it as it is.
+
+    Exact for any choice of replaced characters: the full decomposition of a character's normal
+    form is that of the character (``NFKD(NFKC(c)) == NFKD(c)``, likewise for the canonical
+    forms), and decomposition then canonical ordering works on the concatenated decompositions,
+    so the replaced text has the same normal form as ``s``."""
+    if len(s) < MAPPED_CHARS_MAX * 8:
+        return str(data.normalize(form, s))
+    changed = _changed_chars(data, form)
+    pos = 0
+    for _ in range(MAPPED_CHARS_MAX):
+        # The standard library's quick check stops at the first character it doubts (a character
+        # it does not know could still change, which the data's own quick check below sees).
+        if unicodedata.is_normalized(form, s):  # type: ignore[arg-type]
+            break
+        # the first changed character from pos on, replaced everywhere: none is left before it,
+        # and a normal form holds no changed character, so the search goes on from there
+        found = changed.search(s, pos)
+        if found is None:
+            break  # what is left to do is in context (combining marks): the library's own pass
+        ch = found.group()
+        s = s.replace(ch, str(data.normalize(form, ch)))
+        pos = found.start()
+    return str(data.normalize(form, s))
+
+
 def normalize(form: str, s: str) -> str:
     """``s.normalize(form)`` with the active Unicode version's data.
 
@@ -85,6 +136,6 @@ def normalize(form: str, s: str) -> str:
         data = data_for(version)
     except UnicodeDataUnavailable:
         if _version_tuple(unicodedata.unidata_version) < _version_tuple(version) and _known_to_stdlib(s):
-            return unicodedata.normalize(form, s)  # type: ignore[arg-type]
+            return _normalize_with(unicodedata, form, s)
         raise
-    return str(data.normalize(form, s))
+    return _normalize_with(data, form, s)

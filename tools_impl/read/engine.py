@@ -287,7 +287,19 @@ class _FileLines:
         if first_len > max_bytes:
             return TruncationResult("", True, "bytes", total_lines, total_bytes, 0, 0, False, True,
                                     max_lines, max_bytes)
-        complete = _decode(head[: head.rfind(b"\n")]).split("\n")
+        text = _decode(head[: head.rfind(b"\n")])
+        if "\ufffd" not in text:
+            # Every byte decoded as itself, so each line's UTF-8 length is its length in the
+            # file: the complete lines of the head all end within max_bytes, and all fit.
+            complete_lines = head.count(b"\n")
+            if max_lines >= complete_lines:
+                out = text
+            else:
+                out = "\n".join(text.split("\n", max_lines)[:max_lines])
+            shown = min(max_lines, complete_lines)
+            return TruncationResult(out, True, "lines" if max_lines <= complete_lines else "bytes", total_lines,
+                                    total_bytes, shown, utf8_len(out), False, False, max_lines, max_bytes)
+        complete = text.split("\n")
         kept: list[str] = []
         used = 0
         truncated_by: TruncatedBy = "bytes"

@@ -142,14 +142,14 @@ def _common_len_at(a: str, ia: int, b: str, ib: int) -> int:
     lo, step = 0, _CHAR_SNAKE_FIRST_STEP
     while lo < size:
         m = min(step, size - lo)
-        if a[ia + lo : ia + lo + m] == b[ib + lo : ib + lo + m]:
+        if a.startswith(b[ib + lo : ib + lo + m], ia + lo):  # one slice copied, not two
             lo += m
             step *= 2
             continue
         hi = lo + m
         while hi - lo > _PREFIX_SCAN:
             mid = (lo + hi) // 2
-            if a[ia + lo : ia + mid] == b[ib + lo : ib + mid]:
+            if a.startswith(b[ib + lo : ib + mid], ia + lo):
                 lo = mid
             else:
                 hi = mid
@@ -324,20 +324,27 @@ class Hunk:
 
 
 def _patch_head(text: str, k: int) -> list[str]:
-    """``_split_patch_lines(text)[:k]`` splitting only the first ``k`` lines."""
-    parts = text.split("\n", k)
-    if len(parts) <= k:
-        return _split_patch_lines(text)[:k]
-    return [part + "\n" for part in parts[:k]]
+    """``_split_patch_lines(text)[:k]`` finding only the first ``k`` line ends (no copy of the rest)."""
+    pos = 0
+    for _ in range(k):
+        nl = text.find("\n", pos)
+        if nl < 0:
+            return _split_patch_lines(text)[:k]
+        pos = nl + 1
+    return [part + "\n" for part in text[: pos - 1].split("\n")] if k > 0 else []
 
 
 def _patch_tail(text: str, k: int) -> list[str]:
-    """``_split_patch_lines(text)[-k:]`` (``k > 0``) splitting only the last ``k`` lines."""
+    """``_split_patch_lines(text)[-k:]`` (``k > 0``) finding only the last ``k`` line ends (no
+    copy of the rest)."""
     ends = text.endswith("\n")
-    parts = (text[:-1] if ends else text).rsplit("\n", k)
-    if len(parts) <= k:
-        return _split_patch_lines(text)[-k:]
-    lines = [part + "\n" for part in parts[1:]]
+    stop = len(text) - 1 if ends else len(text)
+    cut = stop
+    for _ in range(k):
+        cut = text.rfind("\n", 0, cut)
+        if cut < 0:
+            return _split_patch_lines(text)[-k:]
+    lines = [part + "\n" for part in text[cut + 1 : stop].split("\n")]
     if not ends:
         lines[-1] = lines[-1][:-1]
     return lines
@@ -444,6 +451,32 @@ def _raw_lines(value: str) -> str:
     return value[:-1] if value.endswith("\n") else value
 
 
+def _raw_head(value: str, k: int) -> list[str]:
+    """``_raw_lines(value).split("\\n", k)[:k]`` without copying the rest of ``value``."""
+    pos = 0
+    stop = len(value) - 1 if value.endswith("\n") else len(value)
+    for _ in range(k):
+        nl = value.find("\n", pos, stop)
+        if nl < 0:
+            return value[:stop].split("\n")[:k]
+        pos = nl + 1
+    return value[: pos - 1].split("\n") if k > 0 else []
+
+
+def _raw_tail(value: str, k: int) -> list[str]:
+    """``_raw_lines(value).rsplit("\\n", k)[-k:]`` (``[]`` for ``k <= 0``) without copying the
+    rest of ``value``."""
+    if k <= 0:
+        return []
+    stop = len(value) - 1 if value.endswith("\n") else len(value)
+    cut = stop
+    for _ in range(k):
+        cut = value.rfind("\n", 0, cut)
+        if cut < 0:
+            return value[:stop].rsplit("\n", k)[-k:]
+    return value[cut + 1 : stop].split("\n")
+
+
 def numbered_diff_from_changes(
     old: str, new: str, changes: list[Change], context: int = NUMBERED_CONTEXT_LINES
 ) -> tuple[str, int | None]:
@@ -466,11 +499,10 @@ def numbered_diff_from_changes(
         return f" {str(old_no).rjust(width)} {line}"
 
     for i, part in enumerate(changes):
-        body = _raw_lines(part.value)
         if part.added or part.removed:
             if first_changed is None:
                 first_changed = new_no
-            for line in body.split("\n"):
+            for line in _raw_lines(part.value).split("\n"):
                 if part.added:
                     output.append(f"+{str(new_no).rjust(width)} {line}")
                     new_no += 1
@@ -479,29 +511,23 @@ def numbered_diff_from_changes(
                     old_no += 1
             last_was_change = True
             continue
-        total = part.count  # = body.count("\n") + 1: a part is never empty
-
-        def head(k: int, body: str = body) -> list[str]:
-            return body.split("\n", k)[:k]
-
-        def tail(k: int, body: str = body) -> list[str]:
-            return body.rsplit("\n", k)[-k:] if k > 0 else []
-
+        total = part.count  # = _raw_lines(part.value).count("\n") + 1: a part is never empty
+        value = part.value
         next_is_change = i < len(changes) - 1 and (changes[i + 1].added or changes[i + 1].removed)
         if last_was_change and next_is_change:
             if total <= context * 2:
-                shown_runs: list[list[str] | None] = [body.split("\n")]
+                shown_runs: list[list[str] | None] = [_raw_lines(value).split("\n")]
             else:
-                shown_runs = [head(context), None, tail(context)]
+                shown_runs = [_raw_head(value, context), None, _raw_tail(value, context)]
         elif last_was_change:
-            shown_runs = [head(context)]
+            shown_runs = [_raw_head(value, context)]
             if total > context:
                 shown_runs.append(None)
         elif next_is_change:
             shown_runs = []
             if total > context:
                 shown_runs.append(None)
-            shown_runs.append(tail(min(total, context)))
+            shown_runs.append(_raw_tail(value, min(total, context)))
         else:
             shown_runs = []
             old_no += total

@@ -19,7 +19,15 @@ from tools_impl.core.profile import Profile
 from tools_impl.core.result import ToolResult, text_result
 from tools_impl.core.tool import MODE_SEQUENTIAL, Tool, by_surface, keep_arguments
 from tools_impl.js.node_errors import error_code, node_error_message
-from tools_impl.js.text import BOM_CHAR, UTF8_BOM, UTF16LE_BOM, js_utf8, utf8_len, utf16_len
+from tools_impl.js.text import (
+    BOM_CHAR,
+    UTF8_BOM,
+    UTF16LE_BOM,
+    js_utf8,
+    utf8_len,
+    utf16_len,
+    utf16_len_of_encoded,
+)
 from tools_impl.shared import paths
 from tools_impl.shared.line_diff import (
     DiffBounds,
@@ -119,9 +127,11 @@ def encode_content(content: str, old: OldFile) -> EncodedContent:
     return EncodedContent(UTF8_BOM + data if bom else data, "utf-8", bom, body)
 
 
-def engine_text(content: str, path: str) -> str:
-    """pi's result text; the count is UTF-16 code units, not bytes."""
-    return f"Successfully wrote {utf16_len(content)} bytes to {path}"
+def engine_text(content: str, path: str, data: bytes | None = None) -> str:
+    """pi's result text; the count is UTF-16 code units, not bytes (counted on ``data``, the
+    UTF-8 written, when given)."""
+    units = utf16_len(content) if data is None else utf16_len_of_encoded(content, data)
+    return f"Successfully wrote {units} bytes to {path}"
 
 
 def capture_text(bytes_written: int, path: str, existed: bool) -> str:
@@ -228,9 +238,10 @@ def execute(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         mkdir_parents(os.path.dirname(abs_path))
         ctx.check_abort()
         if not profile.wrapper:
-            write_bytes(abs_path, js_utf8(content))
+            data = js_utf8(content)
+            write_bytes(abs_path, data)
             ctx.check_abort()
-            return text_result(NAME, engine_text(content, path))
+            return text_result(NAME, engine_text(content, path, data))
         try:
             old = probe_old_file(abs_path, profile.write_capture_max_bytes)
         except ProbeFailed:
