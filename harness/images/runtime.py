@@ -51,7 +51,11 @@ from tools_impl.search.ripgrep import packaged_rg_binary
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TOOLS_PACKAGE_DIR = REPO_ROOT / "tools_impl"
 SUPERVISOR_SOURCE = REPO_ROOT / "harness" / "backends" / "docker" / "supervisor.py"
-RUNTIME_VERSION = "1"
+RUNTIME_VERSION = "2"
+# Byte-compiled in the image by its own python3 (best effort: an image whose build user cannot
+# write there keeps the sources alone), so neither the supervisor nor the reference compiles its
+# modules at every start in a read-only file system.
+COMPILE_PYTHON = "import compileall; compileall.compile_dir('/opt/toolproof', quiet=1)"
 LABEL_RUNTIME = "org.toolproof.runtime"
 ELF_MAGIC = b"\x7fELF"
 PYTHON_LINK_TARGET = "/usr/bin/python3"
@@ -278,7 +282,8 @@ def _tar_info(arcname: str, mode: int, size: int = 0, kind: bytes = tarfile.REGT
 def write_context(fh: Any, base: str, payload: Payload) -> None:
     """The build context: a Dockerfile and ``opt/toolproof/…`` (root-owned, 0755/0644)."""
     dockerfile = (f"FROM {base}\n"
-                  "COPY opt/ /opt/\n").encode()
+                  "COPY opt/ /opt/\n"
+                  f"RUN {json.dumps(['python3', '-c', COMPILE_PYTHON])}\n").encode()
     with tarfile.open(fileobj=fh, mode="w", format=tarfile.PAX_FORMAT) as tar:
         tar.addfile(_tar_info("Dockerfile", 0o644, len(dockerfile)), io.BytesIO(dockerfile))
         seen_dirs: set[str] = set()

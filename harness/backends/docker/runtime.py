@@ -30,9 +30,21 @@ REFERENCE_LAUNCH = (
     "from tools_impl.server.dispatch import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
+# The same server without the exec: the supervisor's sandbox maker imports this module once and
+# each sandbox's implementation is a fork of it that calls FUNCTION (the launch above, minus the
+# interpreter's start-up and the imports), named and set up as the exec'd one would be.
+# ``warm``: what the server would import (or set up) late, on a scenario's first image or classify
+# call, done once in the maker instead of in every fork (pypdf is not: it would triple the size of
+# every fork for the few scenarios that read a PDF).
+REFERENCE_PRELOAD = {"path": [INSTALL_DIR, f"{INSTALL_DIR}/{runtime_images.SITE_PACKAGES}"],
+                     "module": "tools_impl.server.dispatch", "function": "main",
+                     "warm": ["unicodedata2", "stringzilla", "PIL.Image:preinit", "tree_sitter", "tree_sitter_bash"]}
 CONTAINER_PYTHON = "python3"
 # Where commands may write: never on the implementation's PATH.
 WRITABLE_ROOTS = ("/tmp", WORKSPACE_PARENT, CONTAINER_HOME, "/dev/shm", "/dev/mqueue")
+# Mounted afresh for every scenario's sandbox, with the container's own options for each.
+SANDBOX_MOUNTS = (*WRITABLE_ROOTS, "/dev/pts")
+SANDBOX_NAMESPACES = ("mount", "pid", "ipc", "uts", "net")
 
 
 def container_argv(impl: Implementation) -> tuple[list[str], dict[str, str], bool]:
@@ -63,9 +75,13 @@ def supervisor_config(impl: Implementation, hardening: Hardening, tmpdir: str | 
     ``/tmp/toolproof-tmp-XXXXXXXX``, the local backend's length), made by the supervisor."""
     argv, env, nondumpable = container_argv(impl)
     tmpdir = tmpdir or container_tools_tmpdir()
+    preload = ({**REFERENCE_PRELOAD, "args": ["--upstream"] if impl.kind == "upstream" else []}
+               if impl.is_reference else None)
     return {
         "argv": argv,
         "launch": launch_mode(impl),
+        "preload": preload,
+        "sandbox_mounts": list(SANDBOX_MOUNTS),
         "env": {**env, "TMPDIR": tmpdir},
         "tmpdir": tmpdir,
         "uid": TOOL_UID,
@@ -83,6 +99,8 @@ def supervisor_config(impl: Implementation, hardening: Hardening, tmpdir: str | 
                 "uid": TOOL_UID,
                 "protocol_channel": "socket",
                 "nondumpable": nondumpable,
+                "namespaces": list(SANDBOX_NAMESPACES),
+                "capabilities": "none",
                 "cpus": hardening.cpus,
                 "memory": hardening.mem_limit,
                 "pids": hardening.pids_limit,
@@ -113,4 +131,5 @@ def runtime_payload(impl: Implementation, engine_arch: str, client: Any = None, 
     return "cmd", runtime_images.base_payload()
 
 
-__all__ = ["REFERENCE_LAUNCH", "container_argv", "launch_mode", "runtime_payload", "supervisor_config"]
+__all__ = ["REFERENCE_LAUNCH", "REFERENCE_PRELOAD", "SANDBOX_MOUNTS", "container_argv", "launch_mode",
+           "runtime_payload", "supervisor_config"]
