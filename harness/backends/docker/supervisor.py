@@ -45,9 +45,11 @@ from __future__ import annotations
 
 import atexit
 import base64
+import collections
 import ctypes
 import errno
 import fcntl
+import functools
 import gc
 import hashlib
 import importlib
@@ -696,8 +698,8 @@ def spawn_program(argv: list[str], executable: str | None, env: dict[str, str], 
     return pid
 
 
-def spawn_preloaded(main: Callable[[list[str]], int], args: list[str], argv: list[str], env: dict[str, str],
-                    cfg: JsonObj, last_cap: int, stdio: tuple[int, int, int]) -> int:
+def spawn_preloaded(main: Callable[[], int], argv: list[str], env: dict[str, str], cfg: JsonObj, last_cap: int,
+                    stdio: tuple[int, int, int]) -> int:
     """fork of this (preloaded) process into the implementation: the reference server as the
     exec'd one would run (same name and command line, environment, working directory, signal
     dispositions), with nothing loaded but the modules the sandbox maker imported once."""
@@ -720,12 +722,12 @@ def spawn_preloaded(main: Callable[[list[str]], int], args: list[str], argv: lis
         _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         os.environ.clear()
         os.environ.update(env)
-        sys.argv = ["-c", *args]
+        sys.argv = ["-c", *argv[argv.index("-c") + 2:]] if "-c" in argv else list(argv)
         sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)
         sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False, buffering=1)
         sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1)
         try:
-            code = main(args)
+            code = main()
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
             if isinstance(exc.code, str):
@@ -782,7 +784,7 @@ class Sandbox:
     to the supervisor on ``chan`` — ``ready`` with the hello, ``failed`` or ``dead`` with a cause."""
 
     def __init__(self, cfg: JsonObj, plan: SandboxPlan, chan: socket.socket,
-                 preloaded: Callable[[list[str]], int] | None, hello: bool = True) -> None:
+                 preloaded: Callable[[], int] | None, hello: bool = True) -> None:
         self.cfg = cfg
         self.plan = plan
         self.chan = chan
@@ -873,9 +875,8 @@ class Sandbox:
         stdio = (theirs.fileno(), theirs.fileno(), err_theirs.fileno())
         try:
             if self.preloaded is not None:
-                preload = cfg["preload"]
-                self.impl_pid = spawn_preloaded(self.preloaded, list(preload.get("args", [])), list(cfg["argv"]),
-                                                env, cfg, self.plan.last_cap, stdio)
+                self.impl_pid = spawn_preloaded(self.preloaded, list(cfg["argv"]), env, cfg, self.plan.last_cap,
+                                                stdio)
             else:
                 argv, loader_fd, executable = list(cfg["argv"]), None, None
                 if cfg.get("launch") == "loader":
@@ -1056,7 +1057,7 @@ class Sandbox:
             pass  # the reaper reports the implementation's death
 
 
-def make_sandbox(cfg: JsonObj, plan: SandboxPlan, chan_fd: int, preloaded: Callable[[list[str]], int] | None,
+def make_sandbox(cfg: JsonObj, plan: SandboxPlan, chan_fd: int, preloaded: Callable[[], int] | None,
                  hello: bool) -> None:
     """The sandbox maker's child: new namespaces, then their PID 1 (which never returns)."""
     enter_fresh_namespaces(plan)
@@ -1077,23 +1078,27 @@ def _report_failure(chan_fd: int, cause: str) -> None:
 
 # -- the sandbox maker ------------------------------------------------------------------------------
 
-def preload(cfg: JsonObj) -> Callable[[list[str]], int] | None:
-    """The implementation's entry point, imported once (the reference server), or ``None``."""
+def preload(cfg: JsonObj) -> Callable[[], int] | None:
+    """The implementation's entry point, imported once (the reference server: ``function`` of
+    ``module`` called with the module's attribute ``argument``), or ``None``."""
     spec = cfg.get("preload")
     if not isinstance(spec, dict):
         return None
     sys.path[:0] = [str(p) for p in spec.get("path", [])]
     try:
-        function: Callable[[list[str]], int] = getattr(importlib.import_module(spec["module"]), spec["function"])
+        module = importlib.import_module(spec["module"])
+        entry = getattr(module, spec["function"])
+        argument = getattr(module, spec["argument"])
+        function: Callable[[], int] = functools.partial(entry, argument)
     except Exception as exc:
         sys.stderr.write(f"toolproof-supervisor: preloading {spec.get('module')} failed ({exc!r}); every "
                          "sandbox starts the implementation afresh\n")
         sys.stderr.flush()
         return None
     for name in spec.get("warm", []):  # optional: what is missing is imported late, or not at all
-        module, _, call = str(name).partition(":")
+        module_name, _, call = str(name).partition(":")
         try:
-            loaded = importlib.import_module(module)
+            loaded = importlib.import_module(module_name)
             if call:
                 getattr(loaded, call)()
         except Exception:
@@ -1194,7 +1199,8 @@ class Supervisor:
         self.maker_pid = 0
         self.counter = 0
         self.active: SandboxHandle | None = None
-        self.prepared: SandboxHandle | None = None
+        self.prepared: collections.deque[SandboxHandle] = collections.deque()
+        self.ahead = max(1, int(cfg.get("prepared_ahead", 1)))
         self.hello: JsonObj | None = None  # the first sandbox's: every one answers the same
         self.stopping = False
 
@@ -1309,29 +1315,30 @@ class Supervisor:
         replaced once: a failure may be of the moment (the last scenario filled the pids limit)."""
         problem = ""
         for _attempt in range(2):
-            if self.prepared is None:
-                self.prepared = self.prepare()
-            handle = self.prepared
+            if not self.prepared:
+                self.prepared.append(self.prepare())
+            handle = self.prepared[0]
             if not handle.ready.wait(START_DEADLINE_S):
                 handle.failure = f"the implementation did not answer hello within {START_DEADLINE_S:g} s"
             if handle.problem is None:
                 return handle
             problem = handle.problem
-            self.prepared = None
+            self.prepared.popleft()
             self.end(handle)
         raise SandboxFailure(problem)
 
     def activate(self) -> SandboxHandle:
         self.end_active()
         handle = self.ready_prepared()
-        self.prepared = None
+        self.prepared.popleft()
         handle.active = True
         self.active = handle
         try:
             handle.sock.sendall(json.dumps({"id": None, "op": ACTIVATE_OP}).encode() + b"\n")
         except OSError:
             pass
-        self.prepared = self.prepare()
+        while len(self.prepared) < self.ahead:
+            self.prepared.append(self.prepare())
         return handle
 
     def end(self, handle: SandboxHandle) -> None:
@@ -1406,7 +1413,7 @@ class Supervisor:
         self.start_maker()  # before any thread: the maker's forks must be clean
         keep_capabilities((CAP_KILL,))
         threading.Thread(target=self.watch_maker, daemon=True).start()
-        self.prepared = self.prepare()
+        self.prepared.append(self.prepare())
         for raw in sys.stdin.buffer:
             if raw.strip():
                 self.handle(raw)
