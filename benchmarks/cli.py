@@ -28,10 +28,11 @@ from benchmarks.servers import (
     reference_spec,
 )
 from benchmarks.suite import Row, Settings, default_workdir, machine_description, rows_json, run_all
+from benchmarks.throughput import throughput_section
 from tools_impl.search.ripgrep import RG_BINARIES
 
 DEFAULT_PI_VERSION = "0.79.1"
-SECTIONS = ("per-call", "edit-size", "growth", "rg", "corpus", "docker")
+SECTIONS = ("per-call", "edit-size", "growth", "rg", "corpus", "docker", "throughput")
 
 
 def _version(argv: Sequence[str]) -> str:
@@ -43,6 +44,9 @@ def _version(argv: Sequence[str]) -> str:
 
 
 def _target_cell(row: Row) -> str:
+    if "min_target" in row.data:
+        mark = "met" if row.data["min_met"] else "MISSED"
+        return f"≥ {row.data['min_target']:g} {row.data['min_unit']} ({mark})"
     if "value_target" in row.data:
         mark = "met" if row.data["value_met"] else "MISSED"
         return f"≤ {row.data['value_target']:g} {row.data['value_unit']} ({mark})"
@@ -117,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
         workdir = args.workdir or default_workdir()
         machine["workspaces"] = f"under {workdir or tempfile.gettempdir()}"
         rows = run_all(settings, reference, other, other_missing, rg_binary, fd_note, progress, sections, workdir)
+        if "throughput" in sections:
+            rows.extend(throughput_section(settings, progress))
     except BenchError as exc:
         print(f"benchmarks: {exc}", file=sys.stderr)
         return 2
@@ -131,9 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(render_table(rows, other_label))
     missed = [r for r in rows if r.met is False or r.data.get("exponent_met") is False
-              or r.data.get("value_met") is False]
+              or r.data.get("value_met") is False or r.data.get("min_met") is False]
     print()
-    targets = [r for r in rows if r.met is not None or "exponent_met" in r.data or "value_met" in r.data]
+    targets = [r for r in rows if r.met is not None or "exponent_met" in r.data or "value_met" in r.data
+               or "min_met" in r.data]
     print(f"targets: {len(targets) - len(missed)} of {len(targets)} met"
           + (f"; missed: {', '.join(r.id for r in missed)}" if missed else ""))
     if args.json:

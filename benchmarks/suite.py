@@ -511,8 +511,8 @@ def corpus_section(bench: Bench, docker_ok: bool, docker_note: str) -> None:
 def docker_section(bench: Bench, docker_ok: bool, docker_note: str) -> None:
     """The Docker backend figures of ``benchmarks/docker_bench.py`` (read from its ``--json``): per
     tool the persistent in-container server against the cheapest one-``docker exec``-per-call
-    equivalent, a fresh workspace from the warm pool (target: median <= 20 ms) and what starting
-    one container costs the pool."""
+    equivalent, a fresh workspace in a prepared sandbox (target: median <= 20 ms), the container's
+    CPU per sandbox (target: median <= 30 ms) and the start of a worker's container."""
     section = "docker backend"
     if not docker_ok or bench.settings.smoke:
         note = docker_note if not docker_ok else "skipped in a smoke run"
@@ -544,13 +544,20 @@ def docker_section(bench: Bench, docker_ok: bool, docker_note: str) -> None:
             ratio=tool["persistent_ms"] / tool["exec_ms"], data=tool))
     ws = figures["workspace"]
     bench.rows.append(Row(
-        "docker.workspace", section, f"fresh {ws['files']}-file workspace from the warm pool, median of {ws['n']}",
+        "docker.workspace", section, f"fresh {ws['files']}-file workspace in a prepared sandbox, median of {ws['n']}",
         f"{ws['median_ms']:.2f} ms (p90 {ws['p90_ms']:.2f})", "",
         data={**ws, "value_target": ws["target_ms"], "value_unit": "ms", "value_met": ws["met"]}))
+    cpu = figures["sandbox_cpu"]
     bench.rows.append(Row(
-        "docker.launch", section, "starting one container up to hello (paid by the pool per scenario, "
-        "off the critical path)", f"{figures['launch_median_ms']:.0f} ms", "",
-        data={"launch_median_ms": figures["launch_median_ms"], "first_start_ms": figures["first_start_ms"]}))
+        "docker.sandbox", section, "making one scenario's sandbox (namespaces, mounts, a fresh implementation), "
+        f"the container's CPU, median of {cpu['batches']} batches of {cpu['batch']} (made ahead, off the critical path)",
+        f"{cpu['median_ms']:.1f} ms", "",
+        data={**cpu, "value_target": cpu["target_ms"], "value_unit": "ms", "value_met": cpu["met"]}))
+    bench.rows.append(Row(
+        "docker.container", section, "starting a worker's container up to hello (once per worker)",
+        f"{figures['container_start_median_ms']:.0f} ms", "",
+        data={"container_start_median_ms": figures["container_start_median_ms"],
+              "first_start_ms": figures["first_start_ms"]}))
 
 
 def docker_engine() -> tuple[bool, str]:

@@ -21,7 +21,7 @@ PER_CALL = ["read.small", "read.large", "read.large.new", "write.small", "edit.e
 EDIT_SIZES = [f"edit.{kind}.{size}" for kind in ("exact", "fuzzy") for size in ("100KB", "1MB", "10MB")]
 GROWTH = ["edit.exact.growth", "edit.fuzzy.growth", "edit.calibration.growth", "growth.x1", "growth.x10", "growth.x100"]
 OTHER = ["rg.content", "rg.files_with_matches", "corpus.local.j1", "corpus.local.j2",
-         "corpus.docker.j1", "corpus.docker.j2", "docker"]
+         "corpus.docker.j1", "corpus.docker.j2", "docker", "throughput.local", "throughput.docker", "startup"]
 TARGETS = {"read.small": 0.5, "read.large": 0.5, "read.large.new": 0.5, "write.small": 0.5, "bash.true": 0.5,
            "rg.content": 1.2, "rg.files_with_matches": 1.2,
            **{row: 1.0 for row in ["edit.exact.small", "edit.fuzzy.small", *EDIT_SIZES]}}
@@ -81,6 +81,14 @@ def test_timings_are_sane_and_ratios_consistent(smoke: tuple[str, list[dict[str,
     for rid in ("corpus.local.j1", "corpus.local.j2"):
         assert by_id[rid]["data"]["wall_s"] > 0
         assert " pass" in by_id[rid]["data"]["summary"]
+    local = by_id["throughput.local"]["data"]
+    assert [r["scenarios_done"] for r in local["runs"]] == [by_id["corpus.local.j2"]["data"]["scenarios_done"]]
+    assert local["scenarios_per_s"] == pytest.approx(local["runs"][0]["scenarios_done"] / local["runs"][0]["wall_s"])
+    assert local["min_target"] == 20 and local["min_met"] == (local["scenarios_per_s"] >= 20)
+    assert by_id["throughput.docker"]["reference"] == "skipped"  # a smoke run never runs docker
+    start = by_id["startup"]["data"]
+    assert len(start["wall_s"]) == 3 and 0 < start["median_cpu_s"] and 0 < start["median_wall_s"] < 120
+    assert start["value_met"] == (start["median_wall_s"] <= start["value_target"] == 0.5)
 
 
 @pytest.mark.slow
@@ -100,4 +108,5 @@ def test_an_unknown_section_is_a_usage_error() -> None:
     proc = subprocess.run([sys.executable, "-m", "benchmarks", "--sections", "per-call,nope"], cwd=REPO,
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 2
-    assert "unknown section(s) nope; expected some of per-call, edit-size, growth, rg, corpus, docker" in proc.stderr
+    assert ("unknown section(s) nope; expected some of per-call, edit-size, growth, rg, corpus, docker, throughput"
+            in proc.stderr)
