@@ -5,9 +5,9 @@ as pure data plus the ``docker run`` argument list built from it (everything sho
 Who runs as whom inside (docs/docker.md has the table): the container's main command is
 toolproof's supervisor, uid 0. The container may hold CAP_SETUID and CAP_SETGID (to start the
 implementation as the tool uid), CAP_KILL (to take processes down), and CAP_SYS_ADMIN,
-CAP_NET_ADMIN and CAP_SETPCAP, which only the sandbox maker and each sandbox's init use: to enter
-fresh namespaces, mount the sandbox's file systems, bring up its loopback and empty the
-implementation's bounding set; the supervisor keeps CAP_KILL alone, each init drops all but
+CAP_SYS_CHROOT, CAP_NET_ADMIN and CAP_SETPCAP, which only the sandbox maker and each sandbox's init
+use: to enter fresh namespaces and return from them, mount the sandbox's file systems, bring up
+its loopback and empty the implementation's bounding set; the supervisor keeps CAP_KILL alone, each init drops all but
 SETUID, SETGID and KILL once its sandbox is built. The implementation and every command it runs
 are uid 1000 with no capability at all, bounding set included (``no-new-privileges``: no setuid
 or file-capability gain either). The root file system is read-only, the implementation lives in
@@ -18,11 +18,11 @@ scenario.
 The seccomp profile allows everything except what would let a command reach another process's
 memory or file descriptors (``ptrace``, ``process_vm_readv``/``writev``, ``pidfd_getfd``,
 ``kcmp``) or make namespaces of its own without privilege (user and cgroup namespaces by
-``clone`` or ``unshare``, any namespace flag of ``clone``, ``setns``; ``clone3`` answers ENOSYS
-so the C library falls back to ``clone``), plus unmounting, the new mount API, kernel-module,
-keyring, BPF and perf calls that no tool needs. ``unshare`` of the other namespaces and ``mount``
-are left to the kernel, which refuses them to a process without CAP_SYS_ADMIN — every process a
-scenario runs.
+``clone`` or ``unshare``, any namespace flag of ``clone``; ``clone3`` answers ENOSYS so the C
+library falls back to ``clone``), plus unmounting, ``chroot``, ``pivot_root``, the new mount API,
+kernel-module, keyring, BPF and perf calls that no tool needs. ``unshare`` of the other
+namespaces, ``setns`` and ``mount`` are left to the kernel, which refuses them to a process
+without CAP_SYS_ADMIN — every process a scenario runs.
 
 Where the engine confines containers with AppArmor, they run unconfined: its ``docker-default``
 profile forbids every mount, and each scenario's sandbox is made of mounts
@@ -57,7 +57,7 @@ SUPERVISOR_PATH = f"{INSTALL_DIR}/supervisor.py"
 
 DENIED_SYSCALLS = (
     "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
-    "setns", "umount", "umount2", "pivot_root", "chroot", "move_mount",
+    "umount", "umount2", "pivot_root", "chroot", "move_mount",
     "open_tree", "fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr",
     "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
     "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
@@ -131,7 +131,7 @@ class Hardening:
     mem_limit: str = "1g"
     cpus: float = field(default_factory=default_cpus)
     cap_drop: tuple[str, ...] = ("ALL",)
-    cap_add: tuple[str, ...] = ("SETUID", "SETGID", "KILL", "SETPCAP", "SYS_ADMIN", "NET_ADMIN")
+    cap_add: tuple[str, ...] = ("SETUID", "SETGID", "KILL", "SETPCAP", "SYS_ADMIN", "SYS_CHROOT", "NET_ADMIN")
     security_opt: tuple[str, ...] = ("no-new-privileges",)
     seccomp: bool = True
     user: str = "0:0"

@@ -9,10 +9,11 @@ Processes (uids and capabilities are in docs/docker.md):
   prepared. Nothing else in the container holds those streams.
 - the **sandbox maker** (forked from the supervisor before any thread starts, single-threaded):
   for the reference and upstream it imports the reference server once (``cfg["preload"]``); on
-  request it forks a child that enters fresh mount, PID, IPC, UTS and network namespaces, mounts
-  fresh instances of the container's writable file systems (``cfg["sandbox_mounts"]``: /tmp,
-  /work, $HOME, /dev/shm, /dev/mqueue, /dev/pts, copied with their options from the container's
-  own mount table) and brings up a fresh loopback, then forks the sandbox's init.
+  request it enters fresh mount, PID, IPC, UTS and network namespaces, mounts fresh instances of
+  the container's writable file systems (``cfg["sandbox_mounts"]``: /tmp, /work, $HOME,
+  /dev/shm, /dev/mqueue, /dev/pts, copied with their options from the container's own mount
+  table), brings up a fresh loopback, forks the sandbox's init, and returns to the container's
+  namespaces (``setns``).
 - the sandbox's **init** (PID 1 of its PID namespace, root): mounts a fresh /proc carrying the
   container's masks, starts the implementation, answers the container chores and relays the
   rest. The implementation runs as the tool uid with no capability at all (bounding set
@@ -429,6 +430,8 @@ CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 SANDBOX_NAMESPACES = (("mount", CLONE_NEWNS), ("pid", CLONE_NEWPID), ("ipc", CLONE_NEWIPC), ("uts", CLONE_NEWUTS),
                       ("net", CLONE_NEWNET))
+HOME_NAMESPACES = (("pid", CLONE_NEWPID), ("ipc", CLONE_NEWIPC), ("uts", CLONE_NEWUTS), ("net", CLONE_NEWNET),
+                   ("mnt", CLONE_NEWNS))  # /proc/self/ns names, in the order the maker returns to them
 MS_RDONLY = 0x1
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
@@ -1057,18 +1060,6 @@ class Sandbox:
             pass  # the reaper reports the implementation's death
 
 
-def make_sandbox(cfg: JsonObj, plan: SandboxPlan, chan_fd: int, preloaded: Callable[[], int] | None,
-                 hello: bool) -> None:
-    """The sandbox maker's child: new namespaces, then their PID 1 (which never returns)."""
-    enter_fresh_namespaces(plan)
-    if os.fork() == 0:
-        try:
-            Sandbox(cfg, plan, socket.socket(fileno=chan_fd), preloaded, hello).run()
-        except BaseException as exc:  # a bug here must still end the sandbox with a cause
-            _report_failure(chan_fd, f"the scenario's sandbox failed: {exc!r}")
-        os._exit(3)
-
-
 def _report_failure(chan_fd: int, cause: str) -> None:
     try:
         os.write(chan_fd, json.dumps({CONTROL_KEY: "failed", "pid": 0, "cause": cause}).encode() + b"\n")
@@ -1114,6 +1105,9 @@ class SandboxMaker:
     def __init__(self, cfg: JsonObj, ctl: socket.socket) -> None:
         self.cfg = cfg
         self.ctl = ctl
+        # The maker enters each sandbox's namespaces itself, forks the init there, and comes back.
+        self.home = {flag: os.open(f"/proc/self/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
+                     for name, flag in HOME_NAMESPACES}
         self.plan = SandboxPlan.of_container(cfg)
         self.preloaded = preload(cfg)
         gc.freeze()  # what is loaded now is shared by every fork: the collector leaves it untouched
@@ -1134,22 +1128,41 @@ class SandboxMaker:
                 self.make(fds[0], bool(json.loads(msg).get("hello", True)))
 
     def make(self, chan_fd: int, hello: bool) -> None:
+        """New namespaces (entered by the maker itself), their PID 1, then back home."""
         try:
+            enter_fresh_namespaces(self.plan)
             pid = os.fork()
+            if pid == 0:
+                self.become_init(chan_fd, hello)
         except OSError as exc:
-            _report_failure(chan_fd, f"cannot make the scenario's sandbox: fork: {exc.strerror}")
+            _report_failure(chan_fd, f"cannot make the scenario's sandbox: {exc}")
+        finally:
             os.close(chan_fd)
-            return
-        if pid == 0:
+            self.go_home()
+
+    def become_init(self, chan_fd: int, hello: bool) -> None:
+        code = 3
+        try:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             self.ctl.close()
-            try:
-                make_sandbox(self.cfg, self.plan, chan_fd, self.preloaded, hello)
-            except BaseException as exc:
-                _report_failure(chan_fd, f"cannot make the scenario's sandbox: {exc}")
+            for fd in self.home.values():
+                os.close(fd)
+            Sandbox(self.cfg, self.plan, socket.socket(fileno=chan_fd), self.preloaded, hello).run()
+        except BaseException as exc:  # a bug here must still end the sandbox with a cause
+            _report_failure(chan_fd, f"the scenario's sandbox failed: {exc!r}")
+        finally:
+            os._exit(code)
+
+    def go_home(self) -> None:
+        """Back to the container's namespaces (and its PID namespace for the next children); a
+        maker that cannot get back must not make another sandbox from inside this one."""
+        for flag, fd in self.home.items():
+            if _libc.setns(fd, flag) != 0:
+                err = ctypes.get_errno()
+                sys.stderr.write(f"toolproof-supervisor: the sandbox maker cannot return to the container's "
+                                 f"namespaces: {os.strerror(err)}\n")
+                sys.stderr.flush()
                 os._exit(3)
-            os._exit(0)
-        os.close(chan_fd)
 
     @staticmethod
     def reap() -> None:

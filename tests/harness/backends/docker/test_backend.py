@@ -85,7 +85,7 @@ def test_container_hardening_is_visible_in_docker_inspect(backend: DockerBackend
     assert host["NanoCpus"] == 1_000_000_000
     assert host["CapDrop"] == ["ALL"]
     assert sorted(c.removeprefix("CAP_") for c in host["CapAdd"]) == [
-        "KILL", "NET_ADMIN", "SETGID", "SETPCAP", "SETUID", "SYS_ADMIN"]
+        "KILL", "NET_ADMIN", "SETGID", "SETPCAP", "SETUID", "SYS_ADMIN", "SYS_CHROOT"]
     assert host["SecurityOpt"][0] == "no-new-privileges"
     assert any(opt.startswith("seccomp=") and '"ptrace"' in opt for opt in host["SecurityOpt"])
     assert host["ReadonlyRootfs"] is True

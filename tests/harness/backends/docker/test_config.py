@@ -79,7 +79,8 @@ def test_run_arguments_turn_every_hardening_option_on_by_default(monkeypatch: py
     assert option_values(args, "--memory") == option_values(args, "--memory-swap") == ["1g"]
     assert option_values(args, "--cpus") == ["1"]
     assert option_values(args, "--cap-drop") == ["ALL"]
-    assert option_values(args, "--cap-add") == ["SETUID", "SETGID", "KILL", "SETPCAP", "SYS_ADMIN", "NET_ADMIN"]
+    assert option_values(args, "--cap-add") == ["SETUID", "SETGID", "KILL", "SETPCAP", "SYS_ADMIN", "SYS_CHROOT",
+                                                "NET_ADMIN"]
     assert option_values(args, "--security-opt") == ["no-new-privileges", "seccomp=/cache/seccomp.json"]
     assert option_values(args, "--user") == ["0:0"]
     assert option_values(args, "--ipc") == ["private"]
@@ -111,10 +112,10 @@ def test_seccomp_profile_denies_the_ptrace_family_and_namespace_escapes() -> Non
     rules = profile["syscalls"]
     assert isinstance(rules, list)
     denied = set(rules[0]["names"])
-    assert {"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "setns", "umount2", "pivot_root",
+    assert {"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "umount2", "pivot_root",
             "chroot", "fsopen", "bpf", "keyctl"} <= denied
-    # The sandbox maker needs these two; the kernel refuses them without CAP_SYS_ADMIN.
-    assert not {"unshare", "mount"} & denied
+    # The sandbox maker needs these; the kernel refuses them without CAP_SYS_ADMIN.
+    assert not {"unshare", "mount", "setns"} & denied
     assert rules[0]["errnoRet"] == 1
     assert rules[1] == {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38}
     by_call: dict[str, list[int]] = {}
