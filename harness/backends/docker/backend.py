@@ -34,6 +34,7 @@ import time
 import uuid
 import weakref
 from dataclasses import dataclass
+from typing import Any
 
 from harness.backends.base import Backend, Capabilities, HelloInfo, JsonObj
 from harness.backends.client import ProtocolClient, Response
@@ -293,11 +294,15 @@ class DockerBackend(Backend):
             pass
 
     # -- sandboxes ------------------------------------------------------------------------
-    def _begin_sandbox(self) -> None:
-        """End the current sandbox (if any) and take the prepared one."""
+    def _begin_sandbox(self, then: tuple[str, JsonObj, float] | None = None) -> Response | None:
+        """End the current sandbox (if any) and take the prepared one. ``then`` (op, fields,
+        deadline): a request sent right behind, without waiting for the sandbox first (the
+        supervisor runs it in the new sandbox); its response is returned."""
         worker = self._container()
         try:
-            resp = worker.proto.request("sandbox_start", {}, deadline_s=START_DEADLINE_S + WORKSPACE_DEADLINE_S)
+            rid, box = worker.proto.send("sandbox_start", {})
+            follow = None if then is None else worker.proto.send(then[0], then[1])
+            resp = worker.proto.wait("sandbox_start", rid, box, START_DEADLINE_S + WORKSPACE_DEADLINE_S)
         except InfrastructureError as exc:
             cause = worker.fatal_cause() or str(exc)
             self._kill(worker)
@@ -309,16 +314,20 @@ class DockerBackend(Backend):
                                       f"{resp.error_message}")
         self._sandbox = int((resp.result or {}).get("sandbox", 0))
         self._sandbox_used = False
+        if then is None or follow is None:
+            return None
+        return self._wait(worker, then[0], follow, then[2])
 
-    def _end_sandbox(self) -> None:
-        """End the current sandbox now, with every process and file of its scenario; a container
-        whose supervisor does not answer that goes instead."""
+    def _end_sandbox(self, *, confirm: bool = False) -> None:
+        """End the current sandbox now, with every process and file of its scenario. Sent without
+        waiting (the next request is behind it on the same channel) unless ``confirm``: then a
+        container whose supervisor does not answer goes instead."""
         worker, number, self._sandbox = self._worker, self._sandbox, None
         if worker is None or number is None:
             return
         try:
-            resp = worker.proto.request("sandbox_end", {}, deadline_s=HOUSEKEEPING_DEADLINE_S)
-            if resp.ok:
+            rid, box = worker.proto.send("sandbox_end", {})
+            if not confirm or worker.proto.wait("sandbox_end", rid, box, HOUSEKEEPING_DEADLINE_S).ok:
                 return
         except InfrastructureError:
             pass
@@ -356,34 +365,43 @@ class DockerBackend(Backend):
                                       "call restart() (or new_workspace) first")
         if self._sandbox is None:  # between scenarios: the next sandbox answers
             self.start()
-            self._begin_sandbox()
+            resp = self._begin_sandbox((op, fields, deadline_s))
+            assert resp is not None
+            return resp
         worker = self._worker
         assert worker is not None
         try:
-            resp = worker.proto.request(op, fields, deadline_s=deadline_s)
-        except InfrastructureError:
-            # End the sandbox now rather than at restart: the hung call's processes must not keep running.
-            self._broken = True
-            self._hello = None
-            cause = worker.fatal_cause() if worker.proto.closed or worker.proc.poll() is not None else None
-            self._end_sandbox()
-            if cause:
-                raise InfrastructureError(f"{cause} (while handling {op!r})") from None
-            raise
+            sent = worker.proto.send(op, fields)
+        except InfrastructureError as exc:
+            raise self._failed(worker, op, exc) from None
+        return self._wait(worker, op, sent, deadline_s)
+
+    def _wait(self, worker: Worker, op: str, sent: tuple[Any, Any], deadline_s: float) -> Response:
+        """The response to a request sent on ``worker``; a hung call, a dead container or a dead
+        implementation end the sandbox and raise."""
+        try:
+            resp = worker.proto.wait(op, sent[0], sent[1], deadline_s)
+        except InfrastructureError as exc:
+            raise self._failed(worker, op, exc) from None
         if not resp.ok and resp.error_kind == SANDBOX_ERROR_KIND:
             self._broken = True
             self._end_sandbox()
             raise InfrastructureError(f"{resp.error_message} (while handling {op!r})")
         return resp
 
+    def _failed(self, worker: Worker, op: str, exc: InfrastructureError) -> InfrastructureError:
+        """End the sandbox now rather than at restart (a hung call's processes must not keep
+        running); the error to raise names the container's last word when it is gone."""
+        self._broken = True
+        self._hello = None
+        cause = worker.fatal_cause() if worker.proto.closed or worker.proc.poll() is not None else None
+        self._end_sandbox(confirm=True)
+        return InfrastructureError(f"{cause} (while handling {op!r})") if cause else exc
+
     def new_workspace(self, archive: bytes, env: dict[str, str | None], profile: JsonObj | None) -> str:
         if self._broken:
             self._end_sandbox()
             self._broken = False
-        if self._sandbox is None or self._sandbox_used:
-            self.start()
-            self._begin_sandbox()
-        self._sandbox_used = True
         self._counter += 1
         root = posixpath.join(WORKSPACE_PARENT, f"s-{self._counter}")
         fields: JsonObj = {"root": root, "env": env}
@@ -391,7 +409,14 @@ class DockerBackend(Backend):
             fields["profile"] = profile
         if archive:
             fields["archive"] = base64.b64encode(archive).decode("ascii")
-        resp = self.request("workspace", fields, deadline_s=WORKSPACE_DEADLINE_S)
+        if self._sandbox is None or self._sandbox_used:
+            self.start()
+            # One round trip: the workspace goes right behind the request for a fresh sandbox.
+            resp = self._begin_sandbox(("workspace", fields, WORKSPACE_DEADLINE_S))
+            assert resp is not None
+        else:
+            resp = self.request("workspace", fields, deadline_s=WORKSPACE_DEADLINE_S)
+        self._sandbox_used = True
         if not resp.ok:
             raise InfrastructureError(f"the container could not create workspace {root}: {resp.error_message}")
         return str((resp.result or {}).get("root", root))

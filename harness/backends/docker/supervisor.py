@@ -44,6 +44,7 @@ preload): it runs as root inside any image, including ones whose implementation 
 
 from __future__ import annotations
 
+import _thread
 import atexit
 import base64
 import collections
@@ -636,6 +637,14 @@ def name_process(argv: list[str]) -> None:
     _libc.prctl(PR_SET_NAME, os.fsencode(os.path.basename(argv[0]))[:COMM_CHARS], 0, 0, 0)
 
 
+def spawn_thread(fn: Callable[..., None], *args: Any) -> None:
+    """Run ``fn(*args)`` on a new thread without waiting for it to start: ``threading.Thread.start``
+    waits until the new thread has run, and on a loaded machine that wait is a scheduling delay on
+    the way of every sandbox. (These threads live as long as their process, which ends by
+    ``os._exit``.)"""
+    _thread.start_new_thread(fn, args)
+
+
 # -- the implementation's start ------------------------------------------------------------------
 
 class StartFailure(Exception):
@@ -848,8 +857,8 @@ class Sandbox:
             self.fail(str(exc) if isinstance(exc, StartFailure) else f"cannot make the scenario's sandbox: {exc}")
         if not self.ask_hello:
             self.hello_seen.set()
-        threading.Thread(target=self.pump_impl, daemon=True).start()
-        threading.Thread(target=self.reap_children, daemon=True).start()
+        spawn_thread(self.pump_impl)
+        spawn_thread(self.reap_children)
         if self.ask_hello:
             self.to_impl(json.dumps({"id": HELLO_ID, "op": "hello"}).encode())
             if not self.hello_seen.wait(START_DEADLINE_S):
@@ -899,7 +908,7 @@ class Sandbox:
             theirs.close()
             err_theirs.close()
         self.impl_sock = ours
-        threading.Thread(target=self.pump_stderr, args=(err_ours,), daemon=True).start()
+        spawn_thread(self.pump_stderr, err_ours)
 
     def pump_impl(self) -> None:
         assert self.impl_sock is not None
@@ -1274,7 +1283,7 @@ class Supervisor:
             handle.ready.set()
         finally:
             theirs.close()
-        threading.Thread(target=self.read_sandbox, args=(handle,), daemon=True).start()
+        spawn_thread(self.read_sandbox, handle)
         return handle
 
     def read_sandbox(self, handle: SandboxHandle) -> None:
@@ -1350,9 +1359,11 @@ class Supervisor:
             handle.sock.sendall(json.dumps({"id": None, "op": ACTIVATE_OP}).encode() + b"\n")
         except OSError:
             pass
+        return handle
+
+    def refill(self) -> None:
         while len(self.prepared) < self.ahead:
             self.prepared.append(self.prepare())
-        return handle
 
     def end(self, handle: SandboxHandle) -> None:
         """SIGKILL to the sandbox's init: the kernel kills everything in its PID namespace."""
@@ -1410,6 +1421,7 @@ class Supervisor:
                 self.reply(rid, error=str(exc), kind=SANDBOX_ERROR_KIND)
                 return
             self.reply(rid, {"sandbox": handle.number})
+            self.refill()  # after the answer: the scenario need not wait for the next one's start
         elif op == "sandbox_end":
             self.end_active()
             self.reply(rid, {})
@@ -1425,7 +1437,7 @@ class Supervisor:
     def serve(self) -> int:
         self.start_maker()  # before any thread: the maker's forks must be clean
         keep_capabilities((CAP_KILL,))
-        threading.Thread(target=self.watch_maker, daemon=True).start()
+        spawn_thread(self.watch_maker)
         self.prepared.append(self.prepare())
         for raw in sys.stdin.buffer:
             if raw.strip():
