@@ -236,8 +236,9 @@ def test_reference_payload_ships_sources_rg_and_the_named_interpreter_link() -> 
     with tarfile.open(fileobj=io.BytesIO(buf.getvalue())) as tar:
         dockerfile = tar.extractfile("Dockerfile")
         assert dockerfile is not None and dockerfile.read().decode() == (
-            "FROM base:1\nCOPY opt/ /opt/\n"
-            "RUN [\"python3\", \"-c\", \"import compileall; compileall.compile_dir('/opt/toolproof', quiet=1)\"]\n")
+            "FROM base:1\nCOPY opt/ /opt/\nUSER 0\n"
+            "RUN [\"python3\", \"-c\", \"import compileall; compileall.compile_dir('/opt/toolproof', quiet=1)\"]\n"
+            "USER 0\n")
         member = tar.getmember("opt/toolproof/tools_impl/server/dispatch.py")
         assert (member.uid, member.mode) == (0, 0o644)
         assert tar.getmember("opt/toolproof/tools_impl").mode == 0o755
