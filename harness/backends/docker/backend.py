@@ -65,6 +65,9 @@ DEFAULT_IMAGE = "linux-bash"
 START_DEADLINE_S = 60.0
 WORKSPACE_DEADLINE_S = 60.0
 HOUSEKEEPING_DEADLINE_S = 15.0
+# fs_tree hashes every file: hostile/sparse-read's 3 GiB file alone is seconds of CPU, and many
+# more on a loaded machine.
+TREE_DEADLINE_S = 120.0
 EXIT_WAIT_S = 15.0
 CAUSE_WAIT_S = 2.0
 
@@ -430,7 +433,7 @@ class DockerBackend(Backend):
         return {p: FileState.from_json(p, files.get(a, {})) for p, a in absolute.items()}
 
     def list_tree(self, root: str) -> dict[str, JsonObj] | None:
-        resp = self.request("fs_tree", {"root": root}, deadline_s=HOUSEKEEPING_DEADLINE_S)
+        resp = self.request("fs_tree", {"root": root}, deadline_s=TREE_DEADLINE_S)
         if not resp.ok:
             raise InfrastructureError(f"fs_tree failed in the container: {resp.error_message}")
         tree = (resp.result or {}).get("tree", {})
