@@ -69,7 +69,7 @@ import tarfile
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 FATAL_PREFIX = "toolproof-supervisor: FATAL: "
@@ -79,6 +79,7 @@ OWN_OPS = ("workspace", "fs_read", "fs_tree", "ps", "reap")
 SANDBOX_ERROR_KIND = "sandbox"  # an error response meaning: the scenario's sandbox is gone
 START_DEADLINE_S = 60.0
 STDERR_TAIL_BYTES = 8192
+READ_CHUNK = 1 << 18
 STDERR_TAIL_LINES = 8
 OOM_FILES = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
 LIMIT_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
@@ -828,8 +829,16 @@ class Sandbox:
                else {"id": rid, "ok": False, "error": {"message": error, "kind": kind}})
         self.send_line(json.dumps(obj, ensure_ascii=False).encode("utf-8", "surrogateescape"))
 
-    def control(self, state: str, **fields: Any) -> None:
-        self.send_line(json.dumps({CONTROL_KEY: state, "pid": self.host_pid, **fields}).encode())
+    def control(self, state: str, fds: tuple[int, ...] = (), **fields: Any) -> None:
+        data = json.dumps({CONTROL_KEY: state, "pid": self.host_pid, **fields}).encode() + b"\n"
+        if not fds:
+            self.send_line(data)
+            return
+        with self.out_lock:
+            try:
+                socket.send_fds(self.chan, [data], list(fds))
+            except OSError:
+                self.end(0)
 
     def end(self, code: int) -> None:
         """Everything in this PID namespace dies with its init."""
@@ -855,16 +864,17 @@ class Sandbox:
             keep_capabilities((CAP_KILL, CAP_SETGID, CAP_SETUID))
         except (OSError, RuntimeError, StartFailure) as exc:
             self.fail(str(exc) if isinstance(exc, StartFailure) else f"cannot make the scenario's sandbox: {exc}")
-        if not self.ask_hello:
-            self.hello_seen.set()
-        spawn_thread(self.pump_impl)
         spawn_thread(self.reap_children)
         if self.ask_hello:
+            spawn_thread(self.pump_hello)
             self.to_impl(json.dumps({"id": HELLO_ID, "op": "hello"}).encode())
             if not self.hello_seen.wait(START_DEADLINE_S):
                 self.fail(f"the implementation did not answer hello within {START_DEADLINE_S:g} s")
         self.ready = True
-        self.control("ready", hello=self.hello_result)
+        # The supervisor talks to the implementation directly from now on (this init still writes
+        # the workspace op to it, after the extraction): one relay less on every call.
+        assert self.impl_sock is not None
+        self.control("ready", fds=(self.impl_sock.fileno(),), hello=self.hello_result)
         for raw in self.chan.makefile("rb"):
             if raw.strip():
                 self.handle(raw)
@@ -910,13 +920,20 @@ class Sandbox:
         self.impl_sock = ours
         spawn_thread(self.pump_stderr, err_ours)
 
-    def pump_impl(self) -> None:
+    def pump_hello(self) -> None:
+        """The implementation's output up to its answer to the init's hello (read a byte at a
+        time: what follows is the supervisor's to read)."""
         assert self.impl_sock is not None
-        for raw in self.impl_sock.makefile("rb"):
-            if not self.hello_seen.is_set() and response_id(raw) == HELLO_ID:
-                self.take_hello(raw)
-            else:
-                self.send_line(raw)
+        line = bytearray()
+        while not self.hello_seen.is_set():
+            byte = self.impl_sock.recv(1)
+            if not byte:
+                return  # it died: the reaper says why
+            line += byte
+            if byte == b"\n":
+                if response_id(bytes(line)) == HELLO_ID:
+                    self.take_hello(bytes(line))
+                line.clear()
 
     def take_hello(self, raw: bytes) -> None:
         """The implementation's hello, with the sandbox's facts added to its capabilities."""
@@ -1190,6 +1207,34 @@ class SandboxFailure(Exception):
     """No sandbox could be made ready; the message is the cause."""
 
 
+def lines_of(sock: socket.socket, fds: SandboxHandle | None = None) -> Iterator[bytes]:
+    """The lines read from ``sock`` until its end; with ``fds``, a descriptor passed along with
+    them (the implementation's channel) becomes ``fds.impl``."""
+    parts: list[bytes] = []
+    while True:
+        try:
+            if fds is not None and fds.impl is None:
+                data, passed, _flags, _addr = socket.recv_fds(sock, READ_CHUNK, 1)
+                if passed:
+                    fds.impl = socket.socket(fileno=passed[0])
+            else:
+                data = sock.recv(READ_CHUNK)
+        except OSError:
+            data = b""
+        if not data:
+            return
+        start = 0
+        while True:
+            cut = data.find(b"\n", start)
+            if cut < 0:
+                parts.append(data[start:])
+                break
+            parts.append(data[start:cut + 1])
+            yield b"".join(parts)
+            parts = []
+            start = cut + 1
+
+
 class SandboxHandle:
     """The supervisor's view of one sandbox: its channel, readiness, hello, death and the
     requests it has not answered yet."""
@@ -1200,6 +1245,7 @@ class SandboxHandle:
         self.ready = threading.Event()
         self.failure: str | None = None  # before ready: why it could not be made
         self.cause: str | None = None  # after ready: why it died
+        self.impl: socket.socket | None = None  # the implementation's channel, once ready
         self.pidfd: int | None = None
         self.pid = 0
         self.active = False
@@ -1287,21 +1333,31 @@ class Supervisor:
         return handle
 
     def read_sandbox(self, handle: SandboxHandle) -> None:
-        for raw in handle.sock.makefile("rb"):
+        """The init's lines: control messages (the ``ready`` one carries the implementation's
+        channel, read from then on by ``read_impl``) and the answers to its chores."""
+        for raw in lines_of(handle.sock, fds=handle):
             if raw.startswith(CONTROL_PREFIX):
                 self.on_control(handle, json.loads(raw))
-                continue
-            if handle.active and not handle.ended:
-                rid = response_id(raw)
-                if isinstance(rid, (int, str)):
-                    with handle.lock:
-                        handle.outstanding.pop(rid, None)
-                self.send_line(raw)
+            else:
+                self.pass_on(handle, raw)
         if not handle.ready.is_set():
             handle.failure = handle.failure or "the sandbox ended before its implementation answered hello"
             handle.ready.set()
         elif not handle.ended:
             self.died(handle, handle.cause or "the scenario's sandbox ended unexpectedly")
+
+    def read_impl(self, handle: SandboxHandle, sock: socket.socket) -> None:
+        for raw in lines_of(sock):
+            self.pass_on(handle, raw)
+
+    def pass_on(self, handle: SandboxHandle, raw: bytes) -> None:
+        """A response of the active sandbox to the harness (an ended or prepared one's: dropped)."""
+        if handle.active and not handle.ended:
+            rid = response_id(raw)
+            if isinstance(rid, (int, str)):
+                with handle.lock:
+                    handle.outstanding.pop(rid, None)
+            self.send_line(raw)
 
     def on_control(self, handle: SandboxHandle, msg: JsonObj) -> None:
         state = msg.get(CONTROL_KEY)
@@ -1315,6 +1371,8 @@ class Supervisor:
             hello = msg.get("hello")
             if isinstance(hello, dict) and self.hello is None:
                 self.hello = hello
+            if handle.impl is not None:
+                spawn_thread(self.read_impl, handle, handle.impl)
             handle.ready.set()
         elif state == "failed":
             handle.failure = str(msg.get("cause"))
@@ -1379,18 +1437,21 @@ class Supervisor:
         if handle.pidfd is not None:
             os.close(handle.pidfd)
             handle.pidfd = None
-        try:
-            handle.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        handle.sock.close()
+        for sock in (handle.sock, handle.impl):
+            if sock is None:
+                continue
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
 
     def end_active(self) -> None:
         handle, self.active = self.active, None
         if handle is not None:
             self.end(handle)
 
-    def forward(self, handle: SandboxHandle, rid: Any, raw: bytes) -> None:
+    def forward(self, handle: SandboxHandle, rid: Any, op: str | None, raw: bytes) -> None:
         with handle.lock:
             cause = handle.cause
             if cause is None and isinstance(rid, (int, str)):
@@ -1398,8 +1459,9 @@ class Supervisor:
         if cause is not None:
             self.reply(rid, error=cause, kind=SANDBOX_ERROR_KIND)
             return
+        target = handle.sock if op in OWN_OPS or op == ACTIVATE_OP or handle.impl is None else handle.impl
         try:
-            handle.sock.sendall(raw if raw.endswith(b"\n") else raw + b"\n")
+            target.sendall(raw if raw.endswith(b"\n") else raw + b"\n")
         except OSError:
             self.died(handle, "the scenario's sandbox ended unexpectedly")
 
@@ -1432,7 +1494,7 @@ class Supervisor:
         elif self.active is None:
             self.reply(rid, error=f"no sandbox is active: send sandbox_start before {op!r}", kind="protocol")
         else:
-            self.forward(self.active, rid, raw)
+            self.forward(self.active, rid, op, raw)
 
     def serve(self) -> int:
         self.start_maker()  # before any thread: the maker's forks must be clean

@@ -11,6 +11,7 @@ import io
 import pathlib
 import re
 import tarfile
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -261,8 +262,14 @@ def test_hung_call_ends_its_sandbox_and_the_next_scenario_works(docker_image: st
             b.request("hello", {}, deadline_s=5)
         # The hung sandbox is gone with its processes; the container stays for the next scenario.
         client = docker.from_env()
-        top = client.api.top(container, ps_args="-eo pid,args")["Processes"]
-        assert not any("sleep 1000" in p[-1] for p in top)
+
+        def hung_command_left() -> bool:
+            return any("sleep 1000" in p[-1] for p in client.api.top(container, ps_args="-eo pid,args")["Processes"])
+
+        deadline = time.monotonic() + 30  # the kernel kills the sandbox's PID namespace as its init exits
+        while hung_command_left() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not hung_command_left()
         b.new_workspace(b"", {}, None)
         assert b.container_id == container and b.sandbox_id not in (None, old)
         assert call(b, "bash", {"command": "echo alive"}) == "alive\n"
