@@ -5,8 +5,9 @@ Processes (uids and capabilities are in docs/docker.md):
 
 - the **supervisor** (this program's main process; the container's command under docker-init):
   reads protocol lines from its stdin (the harness's ``docker run -i`` attach stream), writes
-  responses to its stdout, routes every line to the *active* sandbox and keeps the next one
-  prepared. Nothing else in the container holds those streams.
+  responses to its stdout, passes each line to the *active* sandbox — calls to its
+  implementation, chores to its init — and keeps the next ones prepared. Nothing else in the
+  container holds those streams.
 - the **sandbox maker** (forked from the supervisor before any thread starts, single-threaded):
   for the reference and upstream it imports the reference server once (``cfg["preload"]``); on
   request it enters fresh mount, PID, IPC, UTS and network namespaces, mounts fresh instances of
@@ -15,8 +16,8 @@ Processes (uids and capabilities are in docs/docker.md):
   table), brings up a fresh loopback, forks the sandbox's init, and returns to the container's
   namespaces (``setns``).
 - the sandbox's **init** (PID 1 of its PID namespace, root): mounts a fresh /proc carrying the
-  container's masks, starts the implementation, answers the container chores and relays the
-  rest. The implementation runs as the tool uid with no capability at all (bounding set
+  container's masks, starts the implementation, hands its channel to the supervisor (a
+  descriptor passed with the ``ready`` message) and answers the container chores. The implementation runs as the tool uid with no capability at all (bounding set
   included) and non-dumpable: the reference is forked from the maker's preloaded copy (named as
   the exec'd reference would be), pi and ``cmd:`` programs are exec'd afresh (a ``cmd:`` program
   through a private execute-only copy of its ELF loader, ``nondumpable_launch``).
@@ -28,10 +29,10 @@ a scenario reaches the next one, which gets a sandbox built the same way from sc
 Ops the supervisor answers itself: ``hello`` (the prepared implementation's hello),
 ``sandbox_start`` (end the active sandbox, activate the prepared one, prepare the next),
 ``sandbox_end``, ``shutdown``. Ops the sandbox's init answers: ``workspace`` (extracts the base64
-``archive`` as the tool uid's file-system identity into ``root``, then forwards the op *without*
-the archive, so every implementation gets the same delivery), ``fs_read``, ``fs_tree``, ``ps`` /
-``reap`` (processes of the sandbox other than its init and the implementation). Everything else
-goes to the implementation. When the implementation dies, the requests it had not answered get
+``archive`` as the tool uid's file-system identity into ``root``, then writes the op *without*
+the archive to the implementation, so every implementation gets the same delivery), ``fs_read``,
+``fs_tree``, ``ps`` / ``reap`` (processes of the sandbox other than its init and the
+implementation). Everything else goes to the implementation. When the implementation dies, the requests it had not answered get
 an error of kind ``sandbox`` naming the cause (the signal, and "out of memory (limit 1 GiB)" when
 the memory cgroup's OOM counter rose) and so does every later one until the sandbox is ended.
 
