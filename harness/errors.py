@@ -27,6 +27,15 @@ class InfrastructureError(HarnessError):
     Reported separately from behaviour failures and never counted as a pass."""
 
 
+class DeadlineExceeded(InfrastructureError):
+    """The implementation did not answer a request within its deadline (``op``, ``deadline_s``)."""
+
+    def __init__(self, message: str, op: str = "", deadline_s: float = 0.0) -> None:
+        super().__init__(message)
+        self.op = op
+        self.deadline_s = deadline_s
+
+
 class EmptySelection(HarnessError):
     """The paths and filters selected no scenario (a typo in ``-k`` or ``--tag``, an empty
     directory): exit code ``EXIT_EMPTY``, so that a gate that tests nothing does not pass."""

@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from harness.errors import InfrastructureError
+from harness.errors import DeadlineExceeded, InfrastructureError
 from tools_impl.core.errors import ProtocolError
 from tools_impl.protocol import messages
 
@@ -143,8 +143,8 @@ class ProtocolClient:
         except queue.Empty:
             with self._lock:
                 self._waiting.pop(rid, None)
-            raise InfrastructureError(
-                f"implementation did not answer {op!r} within the host deadline of {deadline_s:g} s"
+            raise DeadlineExceeded(
+                f"implementation did not answer {op!r} within the host deadline of {deadline_s:g} s", op, deadline_s
             ) from None
         if resp is None:
             raise InfrastructureError(self._dead_message(op))

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from harness.backends.registry import IMPL_CHOICES_TEXT
-from harness.cli.options import add_jobs, apply_config, load_selection
+from harness.cli.options import add_call_timeout, add_jobs, apply_config, load_selection
 from harness.cli.progress import run_scenarios
 from harness.errors import UsageError
 from harness.model.results import EXIT_ERROR, EXIT_OK, RunResult
@@ -48,7 +48,8 @@ def _runs_from_impls(args: argparse.Namespace, out: TextIO) -> tuple[list[tuple[
     runs: list[tuple[str, RunResult]] = []
     for impl in args.impl:
         print(f"toolproof matrix: {len(scenarios)} scenarios on {impl}", file=out, flush=True)
-        runs.append((impl, run_scenarios(scenarios, backend or "local", args.jobs, out, impl=impl)))
+        runs.append((impl, run_scenarios(scenarios, backend or "local", args.jobs, out, impl=impl,
+                                                 call_timeout=args.call_timeout)))
     if args.json_dir:
         for impl, run in runs:
             name = re.sub(r"[^A-Za-z0-9._@-]+", "_", impl).strip("_") or "run"
@@ -94,6 +95,7 @@ def register_cli(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
                    help=f"run PATHS on this implementation ({IMPL_CHOICES_TEXT}); repeatable, one column each")
     p.add_argument("--backend", default=None, help="backend for --impl reference (default: local)")
     add_jobs(p)
+    add_call_timeout(p)
     p.add_argument("-k", dest="keyword", metavar="EXPR", help="with --impl: keyword expression over id, title and tags")
     p.add_argument("--tag", action="append", default=[], metavar="T", help="with --impl: only scenarios with tag T")
     p.add_argument("--json-dir", metavar="DIR", help="with --impl: also write each run's JSON results into DIR")

@@ -15,6 +15,7 @@ from harness.corpus.selection import select
 from harness.corpus.shipped import resolve_all
 from harness.errors import EmptySelection, UsageError
 from harness.model.scenario import Scenario
+from harness.run.deadlines import BASH_GRACE_S, DEFAULT_CALL_TIMEOUT_S
 
 Subparsers = argparse._SubParsersAction  # what ``parser.add_subparsers()`` returns
 PATHS_HELP = ("scenario files or directories; toolproof: names the shipped corpus (toolproof:edit, toolproof:pi); "
@@ -51,11 +52,29 @@ def add_impl(p: argparse.ArgumentParser, option: str = "--impl", dest: str = "im
                    help=f"implementation under test: {IMPL_CHOICES_TEXT} (default: {where})")
 
 
+def positive_seconds(text: str) -> float:
+    """An argparse type: a number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text}")
+    return value
+
+
+def add_call_timeout(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--call-timeout", type=positive_seconds, default=None, metavar="S",
+                   help=f"deadline of a call of a tool other than bash, and of an op, unless its step sets timeout: "
+                        f"(default: {DEFAULT_CALL_TIMEOUT_S:g}); bash gets its own timeout plus {BASH_GRACE_S:g} s")
+
+
 def add_backend(p: argparse.ArgumentParser) -> None:
     add_impl(p, configured=True)
     p.add_argument("--backend", default=None,
                    help=f"{BACKEND_CHOICES_TEXT}; default: impl/backend in [tool.toolproof], else {DEFAULT_BACKEND}")
     add_jobs(p)
+    add_call_timeout(p)
 
 
 def apply_config(args: argparse.Namespace, config: Config | None = None) -> Config:

@@ -31,10 +31,12 @@ def plain_output() -> bool:
 
 def run_scenarios(scenarios: list[Scenario], backend: str, jobs: int, out: TextIO, *, shard: str = "",
                   baseline: str = "", keep_observations: bool = True, quiet: bool = False,
-                  baseline_obj: Baseline | None = None, impl: str = DEFAULT_IMPL, trees: bool = False) -> RunResult:
+                  baseline_obj: Baseline | None = None, impl: str = DEFAULT_IMPL, trees: bool = False,
+                  call_timeout: float | None = None) -> RunResult:
     """Run ``scenarios`` of implementation ``impl`` on the backend named ``backend`` with ``jobs``
     workers, showing progress on ``out`` unless ``quiet``; ``baseline_obj`` only relabels the
-    live progress. The run id is printed on stderr first and recorded in the results."""
+    live progress; ``call_timeout`` is ``--call-timeout`` (``harness.run.deadlines``). The run id is
+    printed on stderr first and recorded in the results."""
     selection = backend_selection(backend, impl)
     factory, label = selection.factory, selection.label
     labelled = " (its containers are labelled org.toolproof.run-id=" + selection.run_id + ")" \
@@ -63,7 +65,8 @@ def run_scenarios(scenarios: list[Scenario], backend: str, jobs: int, out: TextI
 
     snapshots = SnapshotStore(SnapshotStore.default_root())
     runner = Runner(factory, jobs=jobs, progress=progress_cb, snapshot_factory=snapshots.hook_for,
-                    keep_observations=keep_observations, backend_label=label, trees=trees)
+                    keep_observations=keep_observations, backend_label=label, trees=trees,
+                    call_timeout=call_timeout)
     if bar is not None:
         with bar:
             run = runner.run(scenarios, shard=shard, baseline=baseline)

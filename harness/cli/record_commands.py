@@ -9,7 +9,14 @@ from typing import TextIO
 from harness.backends.cmd import PREFIX as CMD_PREFIX
 from harness.backends.impl import parse_impl
 from harness.backends.registry import BACKEND_CHOICES_TEXT, DEFAULT_BACKEND, DEFAULT_IMPL, IMPL_CHOICES_TEXT
-from harness.cli.options import Subparsers, add_backend, add_jobs, add_selection, load_selection
+from harness.cli.options import (
+    Subparsers,
+    add_backend,
+    add_call_timeout,
+    add_jobs,
+    add_selection,
+    load_selection,
+)
 from harness.cli.progress import run_scenarios
 from harness.cli.run_commands import add_report_options
 from harness.corpus.record import record_files
@@ -22,7 +29,8 @@ from harness.report.writers import is_step_summary, write_output, write_reports
 
 def cmd_record(args: argparse.Namespace, out: TextIO) -> int:
     scenarios = load_selection(args.paths, args.keyword, args.tag, None)
-    run = run_scenarios(scenarios, args.backend, args.jobs, out, quiet=True, impl=args.impl)
+    run = run_scenarios(scenarios, args.backend, args.jobs, out, quiet=True, impl=args.impl,
+                        call_timeout=args.call_timeout)
     errors = [r for r in run.scenarios if r.status == ERROR]
     for r in errors:
         print(f"ERROR {r.id}: {r.message}", file=out)
@@ -67,7 +75,8 @@ def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
     runs = []
     for (backend, impl), label in zip(sides, labels, strict=True):
         print(f"toolproof diff: {len(scenarios)} scenarios on {label}", file=out, flush=True)
-        runs.append(run_scenarios(scenarios, backend, args.jobs, out, impl=impl, trees=True))
+        runs.append(run_scenarios(scenarios, backend, args.jobs, out, impl=impl, trees=True,
+                                  call_timeout=args.call_timeout))
     left, right = runs
     diffs = differences(left, right, labels)
     for d in diffs:
@@ -121,6 +130,7 @@ def register_cli(subparsers: Subparsers) -> None:
                         "else reference)")
     p.add_argument("--impl-b", default=None, metavar="IMPL", help="the second side's implementation (default: as --impl-a's)")
     add_jobs(p)
+    add_call_timeout(p)
     p.add_argument("--json", metavar="F", help="write the differences as JSON")
     p.add_argument("--markdown", metavar="F", help="write the differences as Markdown (appended for $GITHUB_STEP_SUMMARY)")
     p.add_argument("--markdown-append", action="store_true", help="append the Markdown to F instead of replacing it")

@@ -11,6 +11,7 @@ from harness.cli.options import Subparsers, add_backend, add_selection, load_sel
 from harness.cli.progress import print_summary, run_scenarios
 from harness.corpus.loader import find_scenario_files, load_corpus
 from harness.errors import UsageError
+from harness.importers.importer import IMPORTED_TAG
 from harness.model.results import EXIT_FAIL, EXIT_OK, SKIP
 from harness.report.baseline import apply_baseline, load_baseline, summary_lines, validate_baseline_lines
 from harness.report.writers import write_reports
@@ -19,10 +20,16 @@ from harness.report.writers import write_reports
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     shipped_gate = default_paths(args)  # no PATHS anywhere: the shipped corpus, and its baseline for IMPL
     scenarios = load_selection(args.paths, args.keyword, args.tag, args.shard)
+    imported = sum(1 for s in scenarios if IMPORTED_TAG in s.tags)
+    if imported and not args.backend.startswith("docker"):
+        print(f"toolproof: {imported} imported scenario(s) replay recorded shell commands on this host (backend "
+              f"{args.backend}); their steps that reach outside the workspace skip here and run only in a container "
+              "(--backend docker)", file=out)
     chosen = choose_run_baseline(args, shipped_gate)
     baseline = chosen.baseline
     run = run_scenarios(scenarios, args.backend, args.jobs, out, shard=args.shard or "",
-                        baseline=chosen.path, baseline_obj=baseline, impl=args.impl)
+                        baseline=chosen.path, baseline_obj=baseline, impl=args.impl,
+                        call_timeout=args.call_timeout)
     run = dataclasses.replace(run, info=dataclasses.replace(run.info, baseline_choice=chosen.choice))
     if baseline is not None:
         run = apply_baseline(run, baseline)

@@ -38,7 +38,6 @@ from harness.model.file_state import FILE_KINDS
 from harness.model.scenario import (
     CONDITION_NAMES,
     DEFAULT_NORMALIZERS,
-    DEFAULT_STEP_TIMEOUT_S,
     ENCODINGS,
     EOLS,
     ERROR_ONLY_KEYS,
@@ -72,7 +71,8 @@ SAVE_ROOTS = ("details", "text", "result", "error")
 TOP_KEYS = ("id", "title", "tags", "spec", "patches", "requires", "surface", "profile", "env", "normalize", "workspace",
             "steps", "files", "processes")
 REQUIRES_KEYS = (*CONDITION_NAMES, "tools")
-WHEN_KEYS = CONDITION_NAMES
+WHEN_KEYS = (*CONDITION_NAMES, "programs")
+PROGRAM_NAME_RE = re.compile(r"[A-Za-z0-9][\w.+-]*")
 ISOLATIONS = ("container",)
 WORKSPACE_KEYS = ("from", "files", "git")
 WS_FROM_KEYS = (*SOURCE_KINDS, "rev", "exclude", "sha256")
@@ -109,6 +109,12 @@ def _requires(r: YamlReader, node: Node, field: str, keys: tuple[str, ...]) -> R
             kw[key] = r.string(v, sub, ISOLATIONS)
         elif key == "tools":
             kw[key] = r.strings(v, sub, KNOWN_TOOLS) or ()
+        elif key == "programs":
+            names: list[str] = list(r.strings(v, sub) or [])
+            bad = [n for n in names if not PROGRAM_NAME_RE.fullmatch(n)]
+            if bad:
+                r.problem(v, sub, f"expected program names (no paths), got {bad[0]!r}")
+            kw[key] = tuple(names)
         else:
             kw[key] = r.boolean(v, sub)
     return Requires(**kw)
@@ -286,12 +292,15 @@ def _step(r: YamlReader, node: Node, index: int, seen_ids: dict[str, int]) -> St
             args = a
         else:
             r.expected(pairs["args"][1], f"{field}.args", "a mapping")
-    timeout = DEFAULT_STEP_TIMEOUT_S
+    timeout: float | None = None
     if "timeout" in pairs:
-        timeout = r.number(pairs["timeout"][1], f"{field}.timeout", minimum=0) or DEFAULT_STEP_TIMEOUT_S
+        timeout = r.number(pairs["timeout"][1], f"{field}.timeout", minimum=0) or None
     when: dict[str, Any] = {}
     if "when" in pairs:
-        when = dict(_requires(r, pairs["when"][1], f"{field}.when", WHEN_KEYS).items())
+        cond = _requires(r, pairs["when"][1], f"{field}.when", WHEN_KEYS)
+        when = dict(cond.items())
+        if cond.programs:
+            when["programs"] = cond.programs
     exp_pairs: Pairs = {}
     raw_expect: dict[str, Any] = {}
     reason = ""

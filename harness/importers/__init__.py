@@ -1,11 +1,15 @@
 """Trace importers (docs/importers.md): recorded agent sessions (Claude Code and pi session
 JSONL, OpenAI chat-completions / Responses logs and Codex CLI rollouts, Anthropic messages logs)
-become scenarios on a surface, with expectations from the recorded results and the starting
-workspace the user names (referenced through ``workspace.from`` by default).
+become scenarios on a surface, with expectations from the recorded results, the start state the
+user names (referenced through ``workspace.from`` by default) with what the recording shows laid
+over it — or inferred from the recording alone — and resyncs where the recording saw a change the
+replay cannot make.
 
 Pipeline: ``readers.read_trace`` → ``RecordedSession`` → ``mapping.map_call`` per call (other
-agents' tools: ``agent_tools``, their edit formats: ``patches``) → ``expectations.build_expect``
-→ ``importer.build_session`` (validated YAML) → ``importer.write_scenarios``. The CLI entry is
+agents' tools: ``agent_tools``, their edit formats: ``patches``) → ``environment.decide`` for shell
+commands (facts from ``commands``) → ``inference.infer`` (the start state and the resyncs) →
+``expectations.build_expect`` → ``importer.build_session`` (validated YAML) →
+``importer.write_scenarios``; ``report.build_report`` after ``--replay``. The CLI entry is
 ``cli.register_cli``.
 """
 

@@ -47,6 +47,8 @@ VOLATILE_RE = re.compile(
     r"|pi-bash-[0-9a-f]{16}\.log"                    # temp output files
     r"|\bbash-[0-9a-f]{8}\b|\bbash_\d+\b"            # background task / shell ids
     r"|\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"           # timestamps
+    r"|\b\d+\.\d{3,}\b"                               # measured times (duration_ms 1018.59493)
+    r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"  # commit and object hashes
 )
 # Claude Code cancels the other calls of a parallel batch when one fails; they never ran.
 SIBLING_CANCELLED_RE = re.compile(r"Sibling tool call errored|Cancelled: parallel tool call")

@@ -24,9 +24,6 @@ from harness.importers.trace import JsonObj, ToolCall
 
 SURFACES: tuple[str, ...] = ("minimax", "pi")
 TIMEOUT_UNITS: tuple[str, ...] = ("ms", "s")
-DEFAULT_HOST_DEADLINE_S = 60.0
-# The host deadline of a bash step must outlast the command's own timeout.
-BASH_DEADLINE_MARGIN_S = 30.0
 GREP_OUTPUT_MODES: tuple[str, ...] = ("files_with_matches", "content", "count")
 GLOB_SORTS: tuple[str, ...] = ("none", "modified")
 
@@ -76,7 +73,6 @@ class MappedStep:
 
     tool: str
     args: JsonObj
-    timeout: float | None = None
     part: int = 1
     parts: int = 1
 
@@ -125,6 +121,14 @@ def relativize(path: str, root: str | None) -> str:
         if path.startswith(base + sep):
             return path[len(base) + 1:].lstrip(sep) or "."
     raise _Unmappable(f"path {path!r} is outside the workspace root {root}")
+
+
+def relativize_path_or_none(path: str, root: str | None) -> str | None:
+    """``relativize``, or None for a path outside the workspace."""
+    try:
+        return relativize(path, root)
+    except _Unmappable:
+        return None
 
 
 def relativize_command(command: str, root: str | None) -> str:
@@ -368,19 +372,15 @@ def _map_bash(args: JsonObj, surface: str, root: str | None, name: str, unit: st
     timeout_ms = _pick(args, ("timeout_ms",), used)
     if timeout is None and timeout_ms is not None:
         timeout, unit = timeout_ms, "ms"
-    deadline = None
     if timeout is not None:
-        seconds = _seconds(timeout, unit)
-        out["timeout"] = seconds
-        if seconds + BASH_DEADLINE_MARGIN_S > DEFAULT_HOST_DEADLINE_S:
-            deadline = float(seconds + BASH_DEADLINE_MARGIN_S)
+        out["timeout"] = _seconds(timeout, unit)
     background = _pick(args, ("run_in_background",), used)
     if background is True:
         if surface == "pi":
             raise _Unmappable("run_in_background has no pi equivalent")
         out["run_in_background"] = True
     _leftover(args, used, "bash", name)
-    return Mapped("bash", (MappedStep("bash", out, timeout=deadline),), (), notes)
+    return Mapped("bash", (MappedStep("bash", out),), (), notes)
 
 
 def timeout_unit_for(name: str, fmt: str, override: str | None) -> str:

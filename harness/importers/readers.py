@@ -423,10 +423,10 @@ def _log_meta(records: list[tuple[int, Any]]) -> tuple[str, str | None, Recorded
                     system = text_of_content(rec["system"])
                 elif isinstance(rec.get("instructions"), str):
                     system = rec["instructions"]
-                for m in rec.get("messages") or [] if isinstance(rec.get("messages"), list) else []:
-                    if isinstance(m, dict) and m.get("role") in ("system", "developer"):
-                        system = text_of_content(m.get("content"))
-                        break
+                for key in ("messages", "input"):  # chat-completions messages, Responses input items
+                    for m in rec.get(key) or [] if isinstance(rec.get(key), list) else []:
+                        if isinstance(m, dict) and m.get("role") in ("system", "developer") and not system:
+                            system = text_of_content(m.get("content"))
     if cwd is None:
         m = PROMPT_CWD_RE.search(system)
         cwd = m.group(1) if m else None

@@ -73,6 +73,12 @@ TREE_OPAQUE_DIRS = (".git",)
 """Directories whose contents are listed by kind only: a repository's objects and logs hold
 commit times and hashes that differ on every run even when the tools behave the same."""
 
+TREE_HASH_WHOLE_BYTES = 64 << 20
+TREE_HASH_END_BYTES = 1 << 20
+"""A regular file up to 64 MiB is listed with the ``sha256`` of all its bytes; a larger one (the
+hostile scenarios' multi-GiB sparse files) with its size and ``sha256_ends``, the digest of its
+first and last MiB, so listing a tree stays bounded on a loaded machine."""
+
 
 def tree_entry(path: str) -> dict[str, Any]:
     """One path of a tree listing: ``kind``, ``mode``, a regular file's ``size`` and ``sha256``, a
@@ -93,10 +99,17 @@ def tree_entry(path: str) -> dict[str, Any]:
         digest = hashlib.sha256()
         try:
             with open(path, "rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 20), b""):
-                    digest.update(chunk)
+                if info.st_size <= TREE_HASH_WHOLE_BYTES:
+                    for chunk in iter(lambda: fh.read(1 << 20), b""):
+                        digest.update(chunk)
+                else:
+                    digest.update(fh.read(TREE_HASH_END_BYTES))
+                    fh.seek(info.st_size - TREE_HASH_END_BYTES)
+                    digest.update(fh.read(TREE_HASH_END_BYTES))
         except OSError as exc:
             return {"kind": "file", "mode": mode, "size": info.st_size, "error": exc.strerror or str(exc)}
+        if info.st_size > TREE_HASH_WHOLE_BYTES:
+            return {"kind": "file", "mode": mode, "size": info.st_size, "sha256_ends": digest.hexdigest()}
         return {"kind": "file", "mode": mode, "size": info.st_size, "sha256": digest.hexdigest()}
     return {"kind": "other", "mode": mode}
 

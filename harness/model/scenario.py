@@ -14,7 +14,6 @@ KNOWN_OPS: tuple[str, ...] = ("cancel", "task_output", "task_stop", "task_query"
 SURFACES: tuple[str, ...] = ("minimax", "pi")
 NORMALIZERS: tuple[str, ...] = ("workspace", "tmpfiles", "task_ids", "durations", "home")
 DEFAULT_NORMALIZERS: tuple[str, ...] = ("workspace",)
-DEFAULT_STEP_TIMEOUT_S = 60.0
 ENCODINGS: tuple[str, ...] = ("utf-8", "utf-16le")
 BOMS: dict[str, bytes] = {"utf-8": b"\xef\xbb\xbf", "utf-16le": b"\xff\xfe"}  # by scenario encoding
 CODECS: dict[str, str] = {"utf-8": "utf-8", "utf-16le": "utf-16-le"}  # scenario encoding -> Python codec
@@ -98,7 +97,7 @@ class Step:
     tool: str | None
     op: str | None
     args: JsonObj
-    timeout: float = DEFAULT_STEP_TIMEOUT_S
+    timeout: float | None = None  # the host deadline the step sets; None: harness.run.deadlines decides
     when: JsonObj = field(default_factory=dict)
     expect: Expectation = field(default_factory=Expectation)
     platform: tuple[tuple[str, Expectation], ...] = ()
@@ -150,6 +149,8 @@ class Requires:
     # does; published pi releases ignore it), e.g. a stand-in knob such as taskkill_standin_root
     profile_overlay: bool | None = None
     tools: tuple[str, ...] = ()
+    # a step's ``when`` only: programs that must be found on the replay host (``harness.run.programs``)
+    programs: tuple[str, ...] = ()
 
     def items(self) -> list[tuple[str, Any]]:
         out: list[tuple[str, Any]] = []

@@ -18,12 +18,14 @@ from typing import Any
 
 from harness import __version__
 from harness.backends.base import Backend, Capabilities, HelloInfo
-from harness.errors import HarnessError, InfrastructureError
+from harness.errors import DeadlineExceeded, HarnessError, InfrastructureError
 from harness.model.observation import Observation
 from harness.model.results import ERROR, FAIL, PASS, SKIP, RunInfo, RunResult, ScenarioResult, StepResult
 from harness.model.scenario import Requires, Scenario, Step
 from harness.run.compare import Mismatch, SnapshotHook, check_file, check_observation
+from harness.run.deadlines import describe_unanswered, step_deadline
 from harness.run.normalise import context_for, find_task_ids, normalize_observation
+from harness.run.programs import missing_programs
 from harness.run.session import Session
 from harness.run.workspace_archive import build_archive
 
@@ -109,10 +111,12 @@ def infrastructure_result(scenario: Scenario, exc: HarnessError, context: str = 
 
 
 def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook | None = None,
-                 keep_observations: bool = True, trees: bool = False) -> ScenarioResult:
+                 keep_observations: bool = True, trees: bool = False,
+                 call_timeout: float | None = None) -> ScenarioResult:
     """Run one scenario on a started-or-startable backend. Raises nothing: infrastructure
     problems become ``error`` results (and the caller should ``restart()`` the backend).
-    ``trees``: list the workspace tree after every step (``StepResult.tree``), for ``diff``."""
+    ``trees``: list the workspace tree after every step (``StepResult.tree``), for ``diff``;
+    ``call_timeout``: the deadline of calls without one of their own (``harness.run.deadlines``)."""
     t0 = time.monotonic()
     base = {"path": scenario.path, "title": scenario.title, "tags": scenario.tags}
     try:
@@ -144,15 +148,19 @@ def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook
             if status_error:
                 steps.append(StepResult(step.id, SKIP, reason="not run: an earlier step hit an infrastructure error"))
                 continue
-            why = capability_mismatch(step.when.items(), caps)
+            why = capability_mismatch([(k, v) for k, v in step.when.items() if k != "programs"], caps) \
+                or missing_programs(session, step.when.get("programs", ()), caps, scenario.env)
             if why:
                 steps.append(StepResult(step.id, SKIP, reason=f"when: {why}"))
                 continue
             op, fields = request_for(step, variables)
+            deadline = step_deadline(step, fields.get("args") if step.tool else fields, call_timeout)
             s0 = time.monotonic()
             try:
-                resp = session.request(op, fields, deadline_s=step.timeout)
+                resp = session.request(op, fields, deadline_s=deadline.seconds)
             except InfrastructureError as exc:
+                if isinstance(exc, DeadlineExceeded):
+                    exc = InfrastructureError(describe_unanswered(step, deadline))
                 status_error = str(exc)
                 steps.append(StepResult(step.id, ERROR, (f"infrastructure: {exc}",), time.monotonic() - s0))
                 continue
@@ -219,8 +227,10 @@ class Runner:
 
     def __init__(self, backend_factory: BackendFactory, *, jobs: int = 1,
                  progress: ProgressHook | None = None, snapshot_factory: SnapshotFactory | None = None,
-                 keep_observations: bool = True, backend_label: str = "", trees: bool = False) -> None:
+                 keep_observations: bool = True, backend_label: str = "", trees: bool = False,
+                 call_timeout: float | None = None) -> None:
         self.backend_factory = backend_factory
+        self.call_timeout = call_timeout
         self.trees = trees
         self.jobs = max(1, jobs)
         self.progress = progress
@@ -259,7 +269,7 @@ class Runner:
             if res is None:
                 snap = self.snapshot_factory(scenario) if self.snapshot_factory else None
                 res = run_scenario(backend, scenario, snapshot=snap, keep_observations=self.keep_observations,
-                                   trees=self.trees)
+                                   trees=self.trees, call_timeout=self.call_timeout)
                 if res.status == ERROR:
                     self._local.dirty = True
                 elif self.hello is None:

@@ -61,7 +61,7 @@ def test_infrastructure_error_is_a_test_error_not_a_failure(corpus: pytest.Pytes
     (corpus.path / "scenarios" / "hang.yaml").write_text(HANG)
     result = corpus.runpytest("--toolproof", BACKEND, "scenarios/hang.yaml", "scenarios/good.yaml")
     result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines(["*InfrastructureError*did not answer 'call' within the host deadline of 0.5 s*"])
+    result.stdout.fnmatch_lines(["*InfrastructureError*did not answer the bash call within its deadline of 0.5 s (the step's timeout)*"])
 
 
 def test_baseline_makes_listed_failures_xfail_and_stale_entries_fail(corpus: pytest.Pytester) -> None:

@@ -383,6 +383,8 @@ def read_paths(paths: list[str]) -> JsonObj:
 
 
 TREE_OPAQUE_DIRS = (".git",)  # as harness.model.file_state: listed by kind only
+TREE_HASH_WHOLE_BYTES = 64 << 20  # as harness.model.file_state: larger files hash their ends
+TREE_HASH_END_BYTES = 1 << 20
 
 
 def tree_entry(path: str) -> JsonObj:
@@ -402,10 +404,17 @@ def tree_entry(path: str) -> JsonObj:
         digest = hashlib.sha256()
         try:
             with open(path, "rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 20), b""):
-                    digest.update(chunk)
+                if info.st_size <= TREE_HASH_WHOLE_BYTES:
+                    for chunk in iter(lambda: fh.read(1 << 20), b""):
+                        digest.update(chunk)
+                else:
+                    digest.update(fh.read(TREE_HASH_END_BYTES))
+                    fh.seek(info.st_size - TREE_HASH_END_BYTES)
+                    digest.update(fh.read(TREE_HASH_END_BYTES))
         except OSError as exc:
             return {"kind": "file", "mode": mode, "size": info.st_size, "error": exc.strerror or str(exc)}
+        if info.st_size > TREE_HASH_WHOLE_BYTES:
+            return {"kind": "file", "mode": mode, "size": info.st_size, "sha256_ends": digest.hexdigest()}
         return {"kind": "file", "mode": mode, "size": info.st_size, "sha256": digest.hexdigest()}
     return {"kind": "other", "mode": mode}
 

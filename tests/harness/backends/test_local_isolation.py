@@ -21,6 +21,7 @@ from harness.backends.impl import parse_impl
 from harness.backends.local import LocalBackend
 from harness.cli import main
 from harness.corpus.loader import load_corpus, parse_scenario_text
+from harness.model.file_state import TREE_HASH_END_BYTES, TREE_HASH_WHOLE_BYTES, list_tree
 from harness.model.results import PASS
 from harness.run.runner import Runner, run_scenario
 
@@ -60,7 +61,17 @@ def test_an_imported_rm_of_a_home_file_replayed_on_local_leaves_the_real_home_un
     scenarios = load_corpus([out_dir])
     assert [s.args["command"] for s in scenarios[0].steps] == [
         "rm ~/x; echo rm=$?", "mkdir -p ~/.x && touch ~/.x/made; ls -A ~"]
+    # the import contains them (issue 21 item 5): they run only in a container and skip here
+    assert [s.when for s in scenarios[0].steps] == [{"isolation": "container"}] * 2
     run = Runner(LocalBackend, backend_label="local").run(scenarios)
+    assert [s.reason for s in run.scenarios[0].steps] == [
+        "when: requires isolation=container; the backend has isolation=none"] * 2
+    assert (real_home / "x").read_text() == "precious\n"
+    # and were they run on the host anyway, the scenario's fresh HOME would take them
+    bare = parse_scenario_text("id: local/bare\nsteps:\n" + "".join(
+        f"  - tool: bash\n    args: {{command: {json.dumps(s.args['command'])}}}\n" for s in scenarios[0].steps),
+        str(tmp_path / "bare.yaml"))
+    run = Runner(LocalBackend, backend_label="local").run([bare])
     assert run.scenarios[0].status == PASS, run.scenarios[0].failure_text
     assert (real_home / "x").read_text() == "precious\n"
     assert sorted(p.name for p in real_home.iterdir()) == ["x"]
@@ -141,3 +152,21 @@ def test_the_container_tmpdir_name_has_the_local_shape_and_length() -> None:
     cfg = supervisor_config(parse_impl("reference"), Hardening(cpus=1.0), tmpdir="/tmp/toolproof-tmp-abcd1234")
     assert (cfg["tmpdir"], cfg["env"]["TMPDIR"], cfg["capabilities"]["tmpdir"]) == (
         "/tmp/toolproof-tmp-abcd1234",) * 3
+
+
+def test_tree_listing_hashes_a_huge_file_by_its_ends(tmp_path):
+    """A file over TREE_HASH_WHOLE_BYTES is listed by size and the digest of its first and last
+    MiB (``sha256_ends``), so a multi-GiB sparse file cannot stall ``list_tree``; a change at
+    either end still shows, and a small file keeps its whole-content ``sha256``."""
+    big = tmp_path / "sparse.bin"
+    with open(big, "wb") as fh:
+        fh.truncate(TREE_HASH_WHOLE_BYTES + 3 * TREE_HASH_END_BYTES)
+    (tmp_path / "small.txt").write_bytes(b"x")
+    first = list_tree(str(tmp_path))
+    assert set(first["sparse.bin"]) == {"kind", "mode", "size", "sha256_ends"}
+    assert first["sparse.bin"]["size"] == TREE_HASH_WHOLE_BYTES + 3 * TREE_HASH_END_BYTES
+    assert "sha256" in first["small.txt"]
+    with open(big, "r+b") as fh:
+        fh.seek(-1, 2)
+        fh.write(b"\x01")
+    assert list_tree(str(tmp_path))["sparse.bin"]["sha256_ends"] != first["sparse.bin"]["sha256_ends"]

@@ -96,7 +96,15 @@ def test_exit_code_2_for_infrastructure_errors_and_run_finishes(tmp_path: Path) 
     code, out = toolproof("run", str(tmp_path), "--backend", FAKE_BACKEND)
     assert code == 2
     assert "PASS  cli/good\nERROR cli/hang\n" in out
-    assert "infrastructure: implementation did not answer 'call' within the host deadline of 0.5 s" in out
+    assert "infrastructure: implementation did not answer the bash call within its deadline of 0.5 s (the step's timeout)" in out
+
+
+def test_call_timeout_must_be_a_positive_number_of_seconds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path, "b-good.yaml", GOOD)
+    for bad, said in (("0", "expected a number of seconds > 0, got 0"), ("soon", "expected a number of seconds, got 'soon'")):
+        code, _ = toolproof("run", str(tmp_path), "--backend", FAKE_BACKEND, "--call-timeout", bad)
+        assert code == 2 and said in capsys.readouterr().err
+    assert toolproof("run", str(tmp_path), "--backend", FAKE_BACKEND, "--call-timeout", "2.5")[0] == 0
 
 
 def test_unknown_backend_is_a_one_line_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

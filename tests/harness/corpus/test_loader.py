@@ -32,7 +32,7 @@ def test_valid_minimal_scenario_loads_with_defaults() -> None:
     assert s.id == "demo/ok"
     assert s.surface == "minimax"
     assert s.normalize == ("workspace",)
-    assert [(st.id, st.tool, st.args, st.timeout) for st in s.steps] == [("step-1", "read", {"path": "a.txt"}, 60.0)]
+    assert [(st.id, st.tool, st.args, st.timeout) for st in s.steps] == [("step-1", "read", {"path": "a.txt"}, None)]  # None: the deadline follows the call
 
 
 # One case per field: the YAML with a deliberate mistake and the exact message it must produce.

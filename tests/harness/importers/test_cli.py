@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from harness.backends.local import LocalBackend
 from harness.corpus.loader import load_corpus, parse_scenario_text
-from harness.importers.cli import NO_WORKSPACE_MESSAGE, register_cli
+from harness.importers.cli import NO_WORKSPACE_NOTE, register_cli
 from harness.importers.importer import render_yaml
 from harness.importers.workspace_files import (
     WorkspaceLimits,
@@ -47,12 +47,17 @@ def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     return code, out.getvalue(), capsys.readouterr().err
 
 
-def test_import_refuses_without_a_starting_workspace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(["import", str(TRACES / "claude-code-session.jsonl"), "--out", str(tmp_path / "o")],
-                             capsys)
-    assert (code, out) == (2, "")
-    assert err == f"toolproof: error: {NO_WORKSPACE_MESSAGE}\n"
-    assert not (tmp_path / "o").exists()
+def test_import_without_a_starting_workspace_infers_it_from_the_trace_and_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 22: with no workspace the start state comes from the trace alone (it used to refuse)."""
+    code, out, err = run_cli(["import", str(TRACES / "pi-session.jsonl"), "--out", str(tmp_path / "o"),
+                              "--surface", "pi"], capsys)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[0] == f"toolproof import: {NO_WORKSPACE_NOTE}"
+    assert "  note: start state inferred from the trace alone (no workspace given): 1 file(s)" in out.splitlines()
+    scenario = load_corpus([tmp_path / "o"])[0]
+    assert [(e.path, e.data) for e in scenario.workspace.entries] == [
+        ("src/app.py", b'def greet(name):\n    return "hello " + name\n')]
 
 
 def test_import_writes_a_scenario_and_prints_the_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -61,7 +66,7 @@ def test_import_writes_a_scenario_and_prints_the_summary(tmp_path: Path, capsys:
                               "--out", str(out_dir), "--surface", "pi"], capsys)
     assert (code, err) == (0, "")
     assert out.splitlines()[1:4] == [
-        "  calls: 5 imported as 5 step(s), 1 skipped; recorded root /work/pi-proj",
+        "  calls: 6 recorded, 5 imported as 5 step(s), 1 skipped; recorded root /work/pi-proj",
         "  skipped 1× unmappable tool ls: toolproof has no ls tool",
         f"  note: {TRACES / 'pi-session.jsonl'}:13: a shell command the user ran ('git status') is not a tool "
         "call and is not imported",

@@ -25,7 +25,7 @@ from harness.importers.importer import ImportOptions, SessionImport, build_sessi
 from harness.importers.readers import READERS, detect_platform, read_trace
 from harness.importers.trace import FORMATS, RecordedPlatform, TraceError
 from harness.importers.workspace_files import from_directory
-from harness.model.results import PASS, SKIP
+from harness.model.results import PASS
 from harness.run.runner import Runner
 from tests.support.repo import FIXTURES, REPO
 
@@ -148,15 +148,16 @@ def test_claude_code_text_mode_falls_back_to_outcomes_on_another_surface(tmp_pat
                          "record its release in a session; platform macos (from the cwd /Users/ben/notes)"),
     (ANTHROPIC_EDITOR, "site", "recorded with anthropic; platform macos (from the system prompt 'Platform: darwin')"),
 ])
-def test_a_macos_recording_says_so_and_requires_macos(trace: Path, workspace: str, recording: str,
-                                                      tmp_path: Path) -> None:
+def test_a_macos_recording_says_so_and_requires_nothing_of_the_whole_scenario(
+        trace: Path, workspace: str, recording: str, tmp_path: Path) -> None:
+    """Issue 21 item 12: a macOS trace imported with ``requires: {os: macos}`` skipped whole, with exit
+    0, on Linux. Now only the steps bound to the platform carry a condition (``when: {os: macos}``)."""
     imp = _import(trace, workspace, tmp_path)
     assert recording in imp.notes
     assert imp.scenarios[0].text.splitlines()[1] == f"# {recording}."
-    assert imp.scenarios[0].scenario.requires.os == "macos"
-    assert imp.requires_os == "macos"
+    assert imp.scenarios[0].scenario.requires.os is None
     anywhere = _import(trace, workspace, tmp_path, platform="any")
-    assert anywhere.scenarios[0].scenario.requires.os is None
+    assert "recorded on macos; --platform any: every step runs on any platform" in anywhere.notes
 
 
 def test_a_linux_recording_requires_nothing_and_names_the_codex_release(tmp_path: Path) -> None:
@@ -181,16 +182,6 @@ def test_platform_comes_from_the_recorded_working_directory(cwd: str | None, exp
 def test_a_stated_platform_wins_over_the_working_directory() -> None:
     assert detect_platform("/home/x", "<env>\nPlatform: win32\n</env>") == RecordedPlatform(
         "windows", "system prompt 'Platform: win32'")
-
-
-def test_replay_on_linux_skips_a_macos_recording_with_the_reason(tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "out"
-    code, _, err = run_cli(["import", str(PI_LEGACY), "--workspace-dir", str(WORKSPACES / "notes"), "--out", str(out),
-                            "--surface", "pi"], capsys)
-    assert (code, err) == (0, "")
-    result = Runner(LocalBackend, backend_label="local").run(load_corpus([out])).scenarios[0]
-    assert (result.status, result.reason) == (SKIP, "requires os=macos; the backend has os=linux")
 
 
 # -- the round trip ------------------------------------------------------------------------------------
@@ -223,16 +214,37 @@ def test_every_shipped_recording_replays_faithfully_on_the_reference(
 
 
 def test_a_replay_from_another_starting_state_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The round trip can fail: the same recording replayed from a different workspace does."""
+    """The round trip can fail: the same recording replayed from a workspace whose script (never
+    shown in the trace, so the trace cannot correct it) answers differently does."""
     start = tmp_path / "notes"
     shutil.copytree(WORKSPACES / "notes", start)
-    (start / "todo.md").write_text("# Todo\n\n- [x] buy milk\n", encoding="utf-8")
+    (start / "scripts" / "count.sh").write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
     out = tmp_path / "out"
     code, _, _ = run_cli(["import", str(PI_LEGACY), "--workspace-dir", str(start), "--out", str(out),
                           "--expect", "text", "--platform", "any", "--surface", "pi"], capsys)
     assert code == 0
     result = Runner(LocalBackend, backend_label="local").run(load_corpus([out])).scenarios[0]
     assert result.status != PASS
+
+
+def test_where_the_repository_and_the_trace_disagree_the_trace_wins_and_the_summary_says_where(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 22: the session did not start from the files given (uncommitted work): the first read
+    shows what the file held, so that is the start state, and the summary names the file and line."""
+    start = tmp_path / "notes"
+    shutil.copytree(WORKSPACES / "notes", start)
+    (start / "todo.md").write_text("# Todo\n\n- [x] buy milk\n", encoding="utf-8")
+    out = tmp_path / "out"
+    code, summary, _ = run_cli(["import", str(PI_LEGACY), "--workspace-dir", str(start), "--out", str(out),
+                                "--expect", "text", "--platform", "any", "--surface", "pi"], capsys)
+    assert code == 0
+    assert ("  note: todo.md: the repository and the trace disagree; the trace's content (line 3) is used"
+            in summary.splitlines())
+    scenario = load_corpus([out])[0]
+    todo = next(e for e in scenario.workspace.entries if e.path == "todo.md")
+    assert todo.data == (WORKSPACES / "notes" / "todo.md").read_bytes()
+    result = Runner(LocalBackend, backend_label="local").run([scenario]).scenarios[0]
+    assert result.status == PASS, result.failure_text
 
 
 # -- robustness ------------------------------------------------------------------------------------------
