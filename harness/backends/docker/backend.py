@@ -65,8 +65,8 @@ DEFAULT_IMAGE = "linux-bash"
 START_DEADLINE_S = 60.0
 WORKSPACE_DEADLINE_S = 60.0
 HOUSEKEEPING_DEADLINE_S = 15.0
-# fs_tree hashes every file: hostile/sparse-read's 3 GiB file alone is seconds of CPU, and many
-# more on a loaded machine.
+# fs_tree hashes every file of the workspace (each up to 64 MiB whole, the ends of larger ones):
+# a large workspace is seconds of CPU, more on a loaded machine.
 TREE_DEADLINE_S = 120.0
 EXIT_WAIT_S = 15.0
 CAUSE_WAIT_S = 2.0
