@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+import threading
 from collections.abc import Callable
 from typing import TextIO
 
@@ -28,6 +29,23 @@ STATUS_WORDS = {status: status.upper() for status in STATUSES}
 def plain_output() -> bool:
     """No progress bar or tables: stderr is not a terminal, or ``CI`` is set."""
     return not sys.stderr.isatty() or os.environ.get("CI", "").lower() in ("true", "1", "yes")
+
+
+def status_printer(out: TextIO, baseline_obj: Baseline | None = None) -> Callable[[ScenarioResult], None]:
+    """The plain progress: one ``STATUS id`` line per scenario, written whole (the runner's workers
+    report from their own threads; ``print`` writes the text and the newline apart, so two workers
+    could run their lines together)."""
+    lock = threading.Lock()
+
+    def progress_cb(res: ScenarioResult) -> None:
+        res = apply_to_result(res, baseline_obj)
+        extra = f" ({res.reason})" if res.status in (SKIP, XFAIL) and res.reason else ""
+        line = f"{STATUS_WORDS[res.status]:5} {res.id}{extra}\n"
+        with lock:
+            out.write(line)
+            out.flush()
+
+    return progress_cb
 
 
 def run_scenarios(scenarios: list[Scenario], backend: str, jobs: int, out: TextIO, *, shard: str = "",
@@ -54,16 +72,16 @@ def run_scenarios(scenarios: list[Scenario], backend: str, jobs: int, out: TextI
         task = bar.add_task("", total=len(scenarios))
         counts = dict.fromkeys(STATUS_WORDS, 0)
 
+        lock = threading.Lock()
+
         def progress_cb(res: ScenarioResult) -> None:
             res = apply_to_result(res, baseline_obj)
-            counts[res.status] += 1
-            desc = " ".join(f"{k}={v}" for k, v in counts.items() if v)
-            bar.update(task, advance=1, description=desc)
+            with lock:
+                counts[res.status] += 1
+                desc = " ".join(f"{k}={v}" for k, v in counts.items() if v)
+                bar.update(task, advance=1, description=desc)
     elif not quiet:
-        def progress_cb(res: ScenarioResult) -> None:
-            res = apply_to_result(res, baseline_obj)
-            extra = f" ({res.reason})" if res.status in (SKIP, XFAIL) and res.reason else ""
-            print(f"{STATUS_WORDS[res.status]:5} {res.id}{extra}", file=out, flush=True)
+        progress_cb = status_printer(out, baseline_obj)
 
     snapshots = SnapshotStore(SnapshotStore.default_root())
     runner = Runner(factory, jobs=jobs, progress=progress_cb, snapshot_factory=snapshots.hook_for,

@@ -51,7 +51,11 @@ from tools_impl.search.ripgrep import packaged_rg_binary
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TOOLS_PACKAGE_DIR = REPO_ROOT / "tools_impl"
 SUPERVISOR_SOURCE = REPO_ROOT / "harness" / "backends" / "docker" / "supervisor.py"
-RUNTIME_VERSION = "1"
+RUNTIME_VERSION = "3"
+# Byte-compiled in the image by its own python3, as root (best effort: a failure leaves the
+# sources alone), so neither the supervisor nor the reference compiles its modules at every start
+# in a read-only file system.
+COMPILE_PYTHON = "import compileall; compileall.compile_dir('/opt/toolproof', quiet=1)"
 LABEL_RUNTIME = "org.toolproof.runtime"
 ELF_MAGIC = b"\x7fELF"
 PYTHON_LINK_TARGET = "/usr/bin/python3"
@@ -275,10 +279,14 @@ def _tar_info(arcname: str, mode: int, size: int = 0, kind: bytes = tarfile.REGT
     return info
 
 
-def write_context(fh: Any, base: str, payload: Payload) -> None:
-    """The build context: a Dockerfile and ``opt/toolproof/…`` (root-owned, 0755/0644)."""
+def write_context(fh: Any, base: str, payload: Payload, base_user: str = "") -> None:
+    """The build context: a Dockerfile and ``opt/toolproof/…`` (root-owned, 0755/0644), compiled
+    as root; ``base_user``: the base image's ``USER``, restored after."""
     dockerfile = (f"FROM {base}\n"
-                  "COPY opt/ /opt/\n").encode()
+                  "COPY opt/ /opt/\n"
+                  "USER 0\n"
+                  f"RUN {json.dumps(['python3', '-c', COMPILE_PYTHON])}\n"
+                  f"USER {base_user or '0'}\n").encode()
     with tarfile.open(fileobj=fh, mode="w", format=tarfile.PAX_FORMAT) as tar:
         tar.addfile(_tar_info("Dockerfile", 0o644, len(dockerfile)), io.BytesIO(dockerfile))
         seen_dirs: set[str] = set()
@@ -347,7 +355,7 @@ def ensure_runtime_image(client: Any, name: str, base: str, payload: Payload,
         if progress:
             progress(f"building {tag} (FROM {base})")
         with tempfile.TemporaryFile() as fh:
-            write_context(fh, base, payload)
+            write_context(fh, base, payload, str(client.images.get(base).attrs.get("Config", {}).get("User") or ""))
             fh.seek(0)
             build_from_context(client, fh, tag, {LABEL_RECIPE_HASH: tag.rsplit(":", 1)[1], LABEL_RUNTIME: name})
     return tag

@@ -1,18 +1,21 @@
-"""The docker backend: every scenario in a fresh, hardened container taken from a warm pool, with
-toolproof's supervisor owning the protocol channel and the implementation under test (any
-``--impl``) running inside as the unprivileged tool uid.
+"""The docker backend: one long-lived, hardened container per worker, and inside it a fresh
+sandbox per scenario, with toolproof's supervisor owning the protocol channel and the
+implementation under test (any ``--impl``) running as the unprivileged tool uid.
 
-Why a fresh container per scenario: it is the one reset that is complete by construction —
-``/tmp``, ``/dev/shm``, ``$HOME``, the workspace (``chmod 000`` parts included), SysV IPC and
-message queues, and every process however it was started die with the container, so no result
-depends on which scenario ran before it on the same worker. The pool starts the next container
-(and its implementation, up to ``hello``) while the current scenario runs, so taking one is
-cheap; ``benchmarks/docker_bench.py`` measures both the taking and the turnover.
+Why a fresh sandbox per scenario: it is a reset that is complete by construction — each scenario
+gets new mount, PID, IPC, UTS and network namespaces with fresh /tmp, /work, $HOME, /dev/shm,
+/dev/mqueue and /dev/pts, a fresh /proc, and a fresh implementation process; ending the sandbox
+kills its PID namespace, so every process however it was started dies, and its files go with
+its mounts. No result depends on which scenario ran before it on the same worker. The supervisor
+prepares the next sandbox (up to the implementation's ``hello``) while the current scenario runs,
+so a scenario waits milliseconds for its sandbox, where starting a container costs the worker
+most of a second; ``benchmarks/docker_bench.py`` measures both. docs/docker.md has the reasoning.
 
-Lifeline: each container is ``docker run -i --rm`` of the supervisor, attached to a pipe this
-process holds. Closing the pipe (``drop_workspace``, ``close``) or this process dying in any way,
-SIGKILL included, ends the supervisor's input; it kills everything in the container and exits,
-and the engine removes the container. Hung calls kill their container at once.
+Lifeline: the container is ``docker run -i --rm`` of the supervisor, attached to a pipe this
+process holds. Closing the pipe (``close``) or this process dying in any way, SIGKILL included,
+ends the supervisor's input; it kills everything in the container and exits, and the engine
+removes the container. A hung call ends its sandbox at once (the container stays for the next
+scenario); a supervisor that does not answer that either gets its container killed.
 
 Layout of this package: ``engine`` (which Docker engine, one connection for SDK and CLI),
 ``hardening`` (limits, capabilities, seccomp, labels, the ``docker run`` arguments), ``runtime``
@@ -23,8 +26,6 @@ program), ``cleanup`` (leftovers of dead runs) and this module (lifecycle and th
 from __future__ import annotations
 
 import base64
-import collections
-import concurrent.futures
 import posixpath
 import subprocess
 import sys
@@ -33,6 +34,7 @@ import time
 import uuid
 import weakref
 from dataclasses import dataclass
+from typing import Any
 
 from harness.backends.base import Backend, Capabilities, HelloInfo, JsonObj
 from harness.backends.client import ProtocolClient, Response
@@ -45,12 +47,13 @@ from harness.backends.docker.hardening import (
     WORKSPACE_PARENT,
     ContainerSpec,
     Hardening,
+    engine_security_opt,
     label_filters,
     run_arguments,
     seccomp_profile_file,
 )
 from harness.backends.docker.runtime import runtime_payload, supervisor_config
-from harness.backends.docker.supervisor import FATAL_PREFIX
+from harness.backends.docker.supervisor import FATAL_PREFIX, SANDBOX_ERROR_KIND
 from harness.backends.impl import REFERENCE, Implementation
 from harness.errors import InfrastructureError
 from harness.images.engine import Engine, shared_engine
@@ -69,10 +72,11 @@ DEFAULT_IMAGE = "linux-bash"
 START_DEADLINE_S = 60.0
 WORKSPACE_DEADLINE_S = 60.0
 HOUSEKEEPING_DEADLINE_S = 15.0
-SHUTDOWN_DEADLINE_S = 3.0
+# fs_tree hashes every file of the workspace (each up to 64 MiB whole, the ends of larger ones):
+# a large workspace is seconds of CPU, more on a loaded machine.
+TREE_DEADLINE_S = 120.0
 EXIT_WAIT_S = 15.0
 CAUSE_WAIT_S = 2.0
-DEFAULT_POOL_SIZE = 1
 
 _live: weakref.WeakSet[DockerBackend] = weakref.WeakSet()
 _live_lock = threading.Lock()
@@ -145,32 +149,31 @@ class Worker:
 
 
 class DockerBackend(Backend):
-    """Runs ``impl`` (default the reference) in hardened containers, one per scenario.
+    """Runs ``impl`` (default the reference) in one hardened container, a fresh sandbox per scenario.
 
     ``image``: a recipe name (default ``linux-bash``, resolved to its content-hashed tag) or any
     image reference with ``python3`` (the supervisor's interpreter). ``run_id`` labels the
-    containers so that ``cleanup(run_id)`` finds them; a random one is made when omitted.
-    ``pool_size``: containers kept started ahead of use.
+    container so that ``cleanup(run_id)`` finds it; a random one is made when omitted.
     """
 
     name = "docker"
 
     def __init__(self, image: str | None = None, run_id: str | None = None, *,
                  impl: Implementation | None = None, hardening: Hardening = DEFAULT_HARDENING,
-                 pool_size: int = DEFAULT_POOL_SIZE, engine: Engine | None = None) -> None:
+                 engine: Engine | None = None) -> None:
         self.image_name = image or DEFAULT_IMAGE
         self.base_image = resolve_image(image)
         self.impl = impl or REFERENCE
         self.run_id = run_id or uuid.uuid4().hex[:12]
         self.hardening = hardening
-        self.pool_size = max(1, pool_size)
         self._engine = engine
         self._runtime_image: str | None = None
         self._seccomp: str | None = None
+        self._security_opt: tuple[str, ...] = ()
         self._config: JsonObj | None = None
-        self._current: Worker | None = None
-        self._pool: collections.deque[concurrent.futures.Future[Worker]] = collections.deque()
-        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._worker: Worker | None = None
+        self._sandbox: int | None = None
+        self._sandbox_used = False
         self._all: list[Worker] = []
         self._lock = threading.Lock()
         self._closed = False
@@ -190,8 +193,13 @@ class DockerBackend(Backend):
 
     @property
     def container_id(self) -> str | None:
-        """The name of the current container (``docker inspect`` accepts it as an id)."""
-        return None if self._current is None else self._current.name
+        """The name of the worker's container (``docker inspect`` accepts it as an id)."""
+        return None if self._worker is None else self._worker.name
+
+    @property
+    def sandbox_id(self) -> int | None:
+        """The number of the current scenario's sandbox in the container (``None`` between them)."""
+        return self._sandbox
 
     @property
     def image(self) -> str:
@@ -217,23 +225,25 @@ class DockerBackend(Backend):
                                    skip_reason=skip) from None
         except Exception as exc:
             raise InfrastructureError(f"could not look up image {self.base_image}: {exc}") from exc
-        arch = str(client.info().get("Architecture", ""))
+        info = client.info()
+        arch = str(info.get("Architecture", ""))
         name, payload = runtime_payload(self.impl, arch, client, self.base_image, warn=_warn)
         try:
             self._runtime_image = ensure_runtime_image(client, name, self.base_image, payload)
         except ImageBuildError as exc:
             raise InfrastructureError(f"cannot prepare the {self.impl.label} image: {exc}") from None
         self._seccomp = str(seccomp_profile_file()) if self.hardening.seccomp else None
+        self._security_opt = engine_security_opt(info)
         self._config = supervisor_config(self.impl, self.hardening)
 
-    # -- containers -----------------------------------------------------------------------
+    # -- the container --------------------------------------------------------------------
     def _launch(self) -> Worker:
-        """Start one container and its implementation, up to a successful ``hello``."""
+        """Start the container, up to the first sandbox's successful ``hello``."""
         assert self._config is not None and self._runtime_image is not None
         name = f"toolproof-{self.run_id}-{uuid.uuid4().hex[:8]}"
         spec = ContainerSpec(image=self._runtime_image, run_id=self.run_id, name=name,
                              supervisor_config=self._config, hardening=self.hardening,
-                             labels={LABEL_BACKEND: self.instance_id})
+                             labels={LABEL_BACKEND: self.instance_id}, security_opt=self._security_opt)
         argv = [self.engine.cli(), *run_arguments(spec, self._seccomp)]
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -253,8 +263,7 @@ class DockerBackend(Backend):
         except InfrastructureError as exc:
             fatal = worker.fatal_cause()
             cause = fatal or str(exc)
-            # an implementation that exited on its own said why on stderr (a traceback, a missing
-            # module); one that was killed did not, and the tail would be the supervisor's noise
+            # a supervisor that exited on its own said why on stderr; one that was killed did not
             said = worker.impl_stderr() if fatal is None or "killed by" not in fatal else ""
             if said and "its stderr ends with" not in cause:
                 cause += f"; its stderr ends with: {said}"
@@ -262,24 +271,25 @@ class DockerBackend(Backend):
             raise InfrastructureError(f"the container from {self._runtime_image} did not start: {cause}") from None
         if not resp.ok:
             self._kill(worker)
+            if resp.error_kind == SANDBOX_ERROR_KIND:
+                raise InfrastructureError(f"the container from {self._runtime_image} did not start: "
+                                          f"{resp.error_message}")
             raise InfrastructureError(f"the implementation in the container refused hello: {resp.error_message}")
-        result = dict(resp.result or {})
-        worker.hello = HelloInfo.from_json(result)
+        worker.hello = HelloInfo.from_json(dict(resp.result or {}))
         return worker
 
-    def _submit(self) -> None:
-        if self._executor is None:
-            self._executor = concurrent.futures.ThreadPoolExecutor(self.pool_size, thread_name_prefix="toolproof-pool")
-        self._pool.append(self._executor.submit(self._launch))
-
-    def _take(self) -> Worker:
-        """A started container from the pool (the pool is refilled at once)."""
+    def _container(self) -> Worker:
+        """The running container, started (or replaced, when its supervisor is gone) as needed."""
+        worker = self._worker
+        if worker is not None and worker.proc.poll() is None and not worker.proto.closed:
+            return worker
+        if worker is not None:
+            self._kill(worker)
+            self._worker = None
+        self._sandbox = None
         self._prepare()
-        while len(self._pool) < self.pool_size:
-            self._submit()
-        future = self._pool.popleft()
-        self._submit()
-        return future.result()
+        self._worker = self._launch()
+        return self._worker
 
     def _kill(self, worker: Worker) -> None:
         """End ``worker`` now: remove the container and stop its client process."""
@@ -293,25 +303,60 @@ class DockerBackend(Backend):
         except OSError:
             pass
 
-    def _retire_current(self) -> None:
-        worker, self._current = self._current, None
-        if worker is not None:
-            worker.retire()
+    # -- sandboxes ------------------------------------------------------------------------
+    def _begin_sandbox(self, then: tuple[str, JsonObj, float] | None = None) -> Response | None:
+        """End the current sandbox (if any) and take the prepared one. ``then`` (op, fields,
+        deadline): a request sent right behind, without waiting for the sandbox first (the
+        supervisor runs it in the new sandbox); its response is returned."""
+        worker = self._container()
+        try:
+            rid, box = worker.proto.send("sandbox_start", {})
+            follow = None if then is None else worker.proto.send(then[0], then[1])
+            resp = worker.proto.wait("sandbox_start", rid, box, START_DEADLINE_S + WORKSPACE_DEADLINE_S)
+        except InfrastructureError as exc:
+            cause = worker.fatal_cause() or str(exc)
+            self._kill(worker)
+            self._worker = None
+            raise InfrastructureError(f"the container from {self._runtime_image} could not start a sandbox: "
+                                      f"{cause}") from None
+        if not resp.ok:
+            raise InfrastructureError(f"the container from {self._runtime_image} could not start a sandbox: "
+                                      f"{resp.error_message}")
+        self._sandbox = int((resp.result or {}).get("sandbox", 0))
+        self._sandbox_used = False
+        if then is None or follow is None:
+            return None
+        return self._wait(worker, then[0], follow, then[2])
+
+    def _end_sandbox(self, *, confirm: bool = False) -> None:
+        """End the current sandbox now, with every process and file of its scenario. Sent without
+        waiting (the next request is behind it on the same channel) unless ``confirm``: then a
+        container whose supervisor does not answer goes instead."""
+        worker, number, self._sandbox = self._worker, self._sandbox, None
+        if worker is None or number is None:
+            return
+        try:
+            rid, box = worker.proto.send("sandbox_end", {})
+            if not confirm or worker.proto.wait("sandbox_end", rid, box, HOUSEKEEPING_DEADLINE_S).ok:
+                return
+        except InfrastructureError:
+            pass
+        self._kill(worker)
+        self._worker = None
 
     # -- Backend contract -----------------------------------------------------------------
     def start(self) -> HelloInfo:
-        if self._current is None or self._broken:
-            if self._broken:
-                self._retire_current()
-                self._broken = False
-            self._current = self._take()
-            self._hello = self._current.hello
-        assert self._current.hello is not None
-        return self._current.hello
+        if self._broken:
+            self._end_sandbox()
+            self._broken = False
+        worker = self._container()
+        assert worker.hello is not None
+        self._hello = worker.hello
+        return worker.hello
 
     @property
     def hello(self) -> HelloInfo | None:
-        """The current container's hello (``None`` before ``start`` or after a failure)."""
+        """The container's hello (``None`` before ``start`` or after a failure)."""
         return self._hello
 
     @property
@@ -319,40 +364,54 @@ class DockerBackend(Backend):
         return self.start().capabilities
 
     def restart(self) -> None:
-        if self._current is not None:
-            self._kill(self._current)
-            self._current = None
+        self._end_sandbox()
         self._broken = False
         self.start()
+        self._begin_sandbox()
 
     def request(self, op: str, fields: JsonObj, *, deadline_s: float) -> Response:
         if self._broken:
-            raise InfrastructureError("the docker backend's container was replaced after a failure; "
+            raise InfrastructureError("the docker backend's sandbox was ended after a failure; "
                                       "call restart() (or new_workspace) first")
-        if self._current is None:  # between scenarios: the next container answers
+        if self._sandbox is None:  # between scenarios: the next sandbox answers
             self.start()
-        worker = self._current
+            resp = self._begin_sandbox((op, fields, deadline_s))
+            assert resp is not None
+            return resp
+        worker = self._worker
         assert worker is not None
         try:
-            return worker.proto.request(op, fields, deadline_s=deadline_s)
-        except InfrastructureError:
-            # Kill now rather than at restart: the hung call's processes must not keep running.
+            sent = worker.proto.send(op, fields)
+        except InfrastructureError as exc:
+            raise self._failed(worker, op, exc) from None
+        return self._wait(worker, op, sent, deadline_s)
+
+    def _wait(self, worker: Worker, op: str, sent: tuple[Any, Any], deadline_s: float) -> Response:
+        """The response to a request sent on ``worker``; a hung call, a dead container or a dead
+        implementation end the sandbox and raise."""
+        try:
+            resp = worker.proto.wait(op, sent[0], sent[1], deadline_s)
+        except InfrastructureError as exc:
+            raise self._failed(worker, op, exc) from None
+        if not resp.ok and resp.error_kind == SANDBOX_ERROR_KIND:
             self._broken = True
-            cause = worker.fatal_cause()
-            self._kill(worker)
-            self._current = None
-            self._hello = None
-            if cause:
-                raise InfrastructureError(f"{cause} (while handling {op!r})") from None
-            raise
+            self._end_sandbox()
+            raise InfrastructureError(f"{resp.error_message} (while handling {op!r})")
+        return resp
+
+    def _failed(self, worker: Worker, op: str, exc: InfrastructureError) -> InfrastructureError:
+        """End the sandbox now rather than at restart (a hung call's processes must not keep
+        running); the error to raise names the container's last word when it is gone."""
+        self._broken = True
+        self._hello = None
+        cause = worker.fatal_cause() if worker.proto.closed or worker.proc.poll() is not None else None
+        self._end_sandbox(confirm=True)
+        return InfrastructureError(f"{cause} (while handling {op!r})") if cause else exc
 
     def new_workspace(self, archive: bytes, env: dict[str, str | None], profile: JsonObj | None) -> str:
-        if self._broken or (self._current is not None and self._current.used):
-            self._retire_current()
+        if self._broken:
+            self._end_sandbox()
             self._broken = False
-        self.start()
-        assert self._current is not None
-        self._current.used = True
         self._counter += 1
         root = posixpath.join(WORKSPACE_PARENT, f"s-{self._counter}")
         fields: JsonObj = {"root": root, "env": env}
@@ -360,7 +419,14 @@ class DockerBackend(Backend):
             fields["profile"] = profile
         if archive:
             fields["archive"] = base64.b64encode(archive).decode("ascii")
-        resp = self.request("workspace", fields, deadline_s=WORKSPACE_DEADLINE_S)
+        if self._sandbox is None or self._sandbox_used:
+            self.start()
+            # One round trip: the workspace goes right behind the request for a fresh sandbox.
+            resp = self._begin_sandbox(("workspace", fields, WORKSPACE_DEADLINE_S))
+            assert resp is not None
+        else:
+            resp = self.request("workspace", fields, deadline_s=WORKSPACE_DEADLINE_S)
+        self._sandbox_used = True
         if not resp.ok:
             raise InfrastructureError(f"the container could not create workspace {root}: {resp.error_message}")
         return str((resp.result or {}).get("root", root))
@@ -374,29 +440,22 @@ class DockerBackend(Backend):
         return {p: FileState.from_json(p, files.get(a, {})) for p, a in absolute.items()}
 
     def list_tree(self, root: str) -> dict[str, JsonObj] | None:
-        resp = self.request("fs_tree", {"root": root}, deadline_s=HOUSEKEEPING_DEADLINE_S)
+        resp = self.request("fs_tree", {"root": root}, deadline_s=TREE_DEADLINE_S)
         if not resp.ok:
             raise InfrastructureError(f"fs_tree failed in the container: {resp.error_message}")
         tree = (resp.result or {}).get("tree", {})
         return dict(sorted(tree.items())) if isinstance(tree, dict) else {}
 
     def drop_workspace(self, root: str) -> None:
-        """The scenario is over: its container goes (with every process and file it made)."""
-        self._retire_current()
+        """The scenario is over: its sandbox goes (with every process and file it made)."""
+        self._end_sandbox()
 
     def close(self) -> None:
         with self._lock:
             self._closed = True
-        self._retire_current()
-        pending = list(self._pool)
-        self._pool.clear()
-        for future in pending:
-            future.cancel()
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-            self._executor = None
-        with self._lock:
             workers, self._all = self._all, []
+        self._worker = None
+        self._sandbox = None
         for worker in workers:
             worker.retire()
         deadline = time.monotonic() + EXIT_WAIT_S
@@ -405,7 +464,6 @@ class DockerBackend(Backend):
                 worker.proc.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 self._kill(worker)
-        self._current = None
         self._hello = None
         self._sweep()
 
@@ -443,13 +501,13 @@ class DockerBackend(Backend):
 
     # -- housekeeping ---------------------------------------------------------------------
     def stray_processes(self) -> list[JsonObj]:
-        """Processes in the current container other than docker-init, the supervisor and the
-        implementation (pid, uid, state, cmdline)."""
+        """Processes in the current sandbox other than its init and the implementation (pid, uid,
+        state, cmdline)."""
         resp = self.request("ps", {}, deadline_s=HOUSEKEEPING_DEADLINE_S)
         return list((resp.result or {}).get("processes", [])) if resp.ok else []
 
     def count_processes(self, marker: str) -> int | None:
-        """Live processes the scenario left in its container, counted by the container's pid
+        """Live processes the scenario left in its sandbox, counted by the sandbox's PID
         namespace (which holds only this scenario); ``marker`` is not needed and not used, so
         ``env -i``, ``setsid`` or double-forked processes are counted too."""
         resp = self.request("ps", {}, deadline_s=HOUSEKEEPING_DEADLINE_S)

@@ -2,19 +2,31 @@
 as pure data plus the ``docker run`` argument list built from it (everything shows up in
 ``docker inspect``).
 
-Who runs as whom inside: the container's main command is toolproof's supervisor, uid 0 with only
-CAP_SETUID and CAP_SETGID (to start the implementation as the tool uid) and CAP_KILL (to take
-the container's processes down); the implementation and every command it runs are uid 1000 with
-no capabilities (``no-new-privileges``: no setuid or file-capability gain). The root file system
-is read-only, the implementation lives in ``/opt/toolproof`` (read-only image content), and the
-only writable places are fresh tmpfs mounts (``/tmp``, ``/work``, ``$HOME``) and the container's
-own ``/dev/shm`` — all discarded with the container after one scenario.
+Who runs as whom inside (docs/docker.md has the table): the container's main command is
+toolproof's supervisor, uid 0. The container may hold CAP_SETUID and CAP_SETGID (to start the
+implementation as the tool uid), CAP_KILL (to take processes down), and CAP_SYS_ADMIN,
+CAP_SYS_CHROOT, CAP_NET_ADMIN and CAP_SETPCAP, which only the sandbox maker and each sandbox's init
+use: to enter fresh namespaces and return from them, mount the sandbox's file systems, bring up
+its loopback and empty the implementation's bounding set; the supervisor keeps CAP_KILL alone, each init drops all but
+SETUID, SETGID and KILL once its sandbox is built. The implementation and every command it runs
+are uid 1000 with no capability at all, bounding set included (``no-new-privileges``: no setuid
+or file-capability gain either). The root file system is read-only, the implementation lives in
+``/opt/toolproof`` (read-only image content), and the only writable places are each sandbox's
+fresh /tmp, /work, $HOME, /dev/shm, /dev/mqueue and /dev/pts — gone with the sandbox after one
+scenario.
 
 The seccomp profile allows everything except what would let a command reach another process's
 memory or file descriptors (``ptrace``, ``process_vm_readv``/``writev``, ``pidfd_getfd``,
-``kcmp``) or leave the container's namespaces (``unshare``, ``setns``, namespace flags of
-``clone``; ``clone3`` answers ENOSYS so the C library falls back to ``clone``), plus mount,
-kernel-module, keyring, BPF and perf calls that no tool needs.
+``kcmp``) or make namespaces of its own without privilege (user and cgroup namespaces by
+``clone`` or ``unshare``, any namespace flag of ``clone``; ``clone3`` answers ENOSYS so the C
+library falls back to ``clone``), plus unmounting, ``chroot``, ``pivot_root``, the new mount API,
+kernel-module, keyring, BPF and perf calls that no tool needs. ``unshare`` of the other
+namespaces, ``setns`` and ``mount`` are left to the kernel, which refuses them to a process
+without CAP_SYS_ADMIN — every process a scenario runs.
+
+Where the engine confines containers with AppArmor, they run unconfined: its ``docker-default``
+profile forbids every mount, and each scenario's sandbox is made of mounts
+(``ContainerSpec.security_opt``; docs/docker.md says what that layer would have added).
 """
 
 from __future__ import annotations
@@ -45,7 +57,7 @@ SUPERVISOR_PATH = f"{INSTALL_DIR}/supervisor.py"
 
 DENIED_SYSCALLS = (
     "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
-    "unshare", "setns", "mount", "umount", "umount2", "pivot_root", "chroot", "move_mount",
+    "umount", "umount2", "pivot_root", "chroot", "move_mount",
     "open_tree", "fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr",
     "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
     "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
@@ -54,8 +66,20 @@ DENIED_SYSCALLS = (
     "iopl", "ioperm", "uselib",
 )
 CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWCGROUP = 0x02000000
+UNPRIVILEGED_NAMESPACE_FLAGS = (CLONE_NEWCGROUP, CLONE_NEWUSER)  # the kernel lets anyone make these
 EPERM = 1
 ENOSYS = 38
+APPARMOR_UNCONFINED = "apparmor=unconfined"
+
+
+def engine_security_opt(info: dict[str, object]) -> tuple[str, ...]:
+    """Extra ``--security-opt`` values for an engine whose ``docker info`` is ``info``: AppArmor's
+    ``docker-default`` profile forbids the mounts each scenario's sandbox is made of."""
+    options = info.get("SecurityOptions") or []
+    apparmor = isinstance(options, list) and any("name=apparmor" in str(o) for o in options)
+    return (APPARMOR_UNCONFINED,) if apparmor else ()
 
 
 def seccomp_profile() -> dict[str, object]:
@@ -66,6 +90,9 @@ def seccomp_profile() -> dict[str, object]:
     ]
     for flag in CLONE_NAMESPACE_FLAGS:
         rules.append({"names": ["clone"], "action": "SCMP_ACT_ERRNO", "errnoRet": EPERM,
+                      "args": [{"index": 0, "value": flag, "valueTwo": flag, "op": "SCMP_CMP_MASKED_EQ"}]})
+    for flag in UNPRIVILEGED_NAMESPACE_FLAGS:
+        rules.append({"names": ["unshare"], "action": "SCMP_ACT_ERRNO", "errnoRet": EPERM,
                       "args": [{"index": 0, "value": flag, "valueTwo": flag, "op": "SCMP_CMP_MASKED_EQ"}]})
     return {"defaultAction": "SCMP_ACT_ALLOW",
             "archMap": [{"architecture": "SCMP_ARCH_X86_64", "subArchitectures": ["SCMP_ARCH_X86", "SCMP_ARCH_X32"]},
@@ -104,7 +131,7 @@ class Hardening:
     mem_limit: str = "1g"
     cpus: float = field(default_factory=default_cpus)
     cap_drop: tuple[str, ...] = ("ALL",)
-    cap_add: tuple[str, ...] = ("SETUID", "SETGID", "KILL")
+    cap_add: tuple[str, ...] = ("SETUID", "SETGID", "KILL", "SETPCAP", "SYS_ADMIN", "SYS_CHROOT", "NET_ADMIN")
     security_opt: tuple[str, ...] = ("no-new-privileges",)
     seccomp: bool = True
     user: str = "0:0"
@@ -146,6 +173,7 @@ class ContainerSpec:
     supervisor_config: dict[str, object]
     hardening: Hardening = DEFAULT_HARDENING
     labels: dict[str, str] = field(default_factory=dict)
+    security_opt: tuple[str, ...] = ()  # the engine's, e.g. APPARMOR_UNCONFINED
 
 
 def container_labels(spec: ContainerSpec) -> dict[str, str]:
@@ -171,6 +199,7 @@ def run_arguments(spec: ContainerSpec, seccomp_file: str | None) -> list[str]:
     args += [a for opt in h.security_opt for a in ("--security-opt", opt)]
     if h.seccomp and seccomp_file:
         args += ["--security-opt", f"seccomp={seccomp_file}"]
+    args += [a for opt in spec.security_opt for a in ("--security-opt", opt)]
     if h.init:
         args.append("--init")
     if h.read_only:
@@ -190,6 +219,7 @@ def label_filters(run_id: str | None) -> dict[str, list[str]]:
 
 
 __all__ = [
+    "APPARMOR_UNCONFINED",
     "CONTAINER_HOME",
     "DEFAULT_HARDENING",
     "INSTALL_DIR",
@@ -203,6 +233,7 @@ __all__ = [
     "ContainerSpec",
     "Hardening",
     "container_labels",
+    "engine_security_opt",
     "label_filters",
     "owner_label",
     "run_arguments",

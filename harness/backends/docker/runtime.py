@@ -30,9 +30,24 @@ REFERENCE_LAUNCH = (
     "from tools_impl.server.dispatch import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
+# The same server without the exec: the supervisor's sandbox maker imports this module once and
+# each sandbox's implementation is a fork of it that calls FUNCTION(ARGUMENT) — what the launch
+# above ends in, minus the interpreter's start-up, the imports and the argument parsing — named
+# and set up as the exec'd one would be.
+# ``warm``: what the server would import (or set up) late, on a scenario's first image or classify
+# call, done once in the maker instead of in every fork (pypdf is not: it would triple the size of
+# every fork for the few scenarios that read a PDF).
+REFERENCE_PRELOAD = {"path": [INSTALL_DIR, f"{INSTALL_DIR}/{runtime_images.SITE_PACKAGES}"],
+                     "module": "tools_impl.server.dispatch", "function": "serve_stdio",
+                     "warm": ["unicodedata2", "stringzilla", "PIL.Image:preinit", "tree_sitter", "tree_sitter_bash"]}
 CONTAINER_PYTHON = "python3"
 # Where commands may write: never on the implementation's PATH.
 WRITABLE_ROOTS = ("/tmp", WORKSPACE_PARENT, CONTAINER_HOME, "/dev/shm", "/dev/mqueue")
+# Mounted afresh for every scenario's sandbox, with the container's own options for each.
+SANDBOX_MOUNTS = (*WRITABLE_ROOTS, "/dev/pts")
+SANDBOX_NAMESPACES = ("mount", "pid", "ipc", "uts", "net")
+# Sandboxes the supervisor keeps ready: a short scenario after a long one finds one waiting.
+PREPARED_AHEAD = 2
 
 
 def container_argv(impl: Implementation) -> tuple[list[str], dict[str, str], bool]:
@@ -63,9 +78,14 @@ def supervisor_config(impl: Implementation, hardening: Hardening, tmpdir: str | 
     ``/tmp/toolproof-tmp-XXXXXXXX``, the local backend's length), made by the supervisor."""
     argv, env, nondumpable = container_argv(impl)
     tmpdir = tmpdir or container_tools_tmpdir()
+    preload = ({**REFERENCE_PRELOAD, "argument": "UPSTREAM_PI" if impl.kind == "upstream" else "REFERENCE"}
+               if impl.is_reference else None)
     return {
         "argv": argv,
         "launch": launch_mode(impl),
+        "preload": preload,
+        "prepared_ahead": PREPARED_AHEAD,
+        "sandbox_mounts": list(SANDBOX_MOUNTS),
         "env": {**env, "TMPDIR": tmpdir},
         "tmpdir": tmpdir,
         "uid": TOOL_UID,
@@ -83,6 +103,8 @@ def supervisor_config(impl: Implementation, hardening: Hardening, tmpdir: str | 
                 "uid": TOOL_UID,
                 "protocol_channel": "socket",
                 "nondumpable": nondumpable,
+                "namespaces": list(SANDBOX_NAMESPACES),
+                "capabilities": "none",
                 "cpus": hardening.cpus,
                 "memory": hardening.mem_limit,
                 "pids": hardening.pids_limit,
@@ -113,4 +135,5 @@ def runtime_payload(impl: Implementation, engine_arch: str, client: Any = None, 
     return "cmd", runtime_images.base_payload()
 
 
-__all__ = ["REFERENCE_LAUNCH", "container_argv", "launch_mode", "runtime_payload", "supervisor_config"]
+__all__ = ["REFERENCE_LAUNCH", "REFERENCE_PRELOAD", "SANDBOX_MOUNTS", "container_argv", "launch_mode",
+           "runtime_payload", "supervisor_config"]

@@ -5,10 +5,14 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from harness.cli.progress import status_printer
+from harness.model.results import PASS, ScenarioResult
 from tests.support.repo import REPO
 
 
@@ -40,3 +44,25 @@ def test_a_closed_pipe_ends_the_command_quietly(monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setattr(sys, "stdout", _ClosedPipe())
     assert main(["list", str(REPO / "scenarios" / "read")], out=_ClosedPipe()) == 2
+
+
+class _SlowWriter(io.StringIO):
+    """An output that yields between writes, so two threads writing at once interleave."""
+
+    def write(self, text: str) -> int:
+        time.sleep(0.001)
+        return super().write(text)
+
+
+def test_status_lines_from_parallel_workers_are_written_whole() -> None:
+    """With --jobs 2 the workers report from their own threads: `print` wrote the text and the
+    newline apart, and CI logs showed `PASS  read/aPASS  read/b` followed by an empty line."""
+    out = _SlowWriter()
+    printer = status_printer(out)
+    results = [ScenarioResult(id=f"t/{n}", title="", path="x.yaml", status=PASS) for n in range(64)]
+    threads = [threading.Thread(target=lambda part=results[k::4]: [printer(r) for r in part]) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert sorted(out.getvalue().splitlines()) == sorted(f"PASS  t/{n}" for n in range(64))

@@ -1,6 +1,7 @@
 """The docker backend against a real engine: hardening, round trips through the supervisor and the
-in-container implementation, in-band workspaces, a fresh container per scenario, hung-call
-replacement, leftover processes and container cleanup.
+in-container implementation, in-band workspaces, a fresh sandbox per scenario in one container
+(namespaces, mounts, /proc, implementation process), hung-call replacement, leftover processes
+and container cleanup.
 Skipped without an engine unless TOOLPROOF_REQUIRE_DOCKER=1 (then a missing engine fails)."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import io
 import pathlib
 import re
 import tarfile
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -83,8 +85,8 @@ def test_container_hardening_is_visible_in_docker_inspect(backend: DockerBackend
     assert host["MemorySwap"] == 1024 ** 3
     assert host["NanoCpus"] == 1_000_000_000
     assert host["CapDrop"] == ["ALL"]
-    assert sorted(host["CapAdd"]) == ["CAP_KILL", "CAP_SETGID", "CAP_SETUID"] or sorted(host["CapAdd"]) == [
-        "KILL", "SETGID", "SETUID"]
+    assert sorted(c.removeprefix("CAP_") for c in host["CapAdd"]) == [
+        "KILL", "NET_ADMIN", "SETGID", "SETPCAP", "SETUID", "SYS_ADMIN", "SYS_CHROOT"]
     assert host["SecurityOpt"][0] == "no-new-privileges"
     assert any(opt.startswith("seccomp=") and '"ptrace"' in opt for opt in host["SecurityOpt"])
     assert host["ReadonlyRootfs"] is True
@@ -181,17 +183,48 @@ def test_the_containers_tree_listing_equals_the_hosts_for_the_same_archive(backe
     backend.drop_workspace(root)
 
 
-def test_each_workspace_is_a_fresh_container_with_nothing_of_the_last(backend: DockerBackend) -> None:
+PLANT = ("touch extra /tmp/planted /dev/shm/planted ~/.planted; mkdir -p locked/d; chmod 000 locked/d locked; "
+         "python3 -c 'import os; os.mkfifo(\"/dev/mqueue/x\", 0o600)' 2>/dev/null; "
+         "python3 -c 'import ctypes; print(ctypes.CDLL(None).shmget(0x7071, 4096, 0o1600) >= 0)'; "
+         "sleep 1000 >/dev/null 2>&1 & echo $$ $PPID; cat /proc/$PPID/stat | cut -d' ' -f22")
+CHECK = ("ls -A | wc -l; ls -A /tmp /dev/shm ~ | grep -c planted || true; "
+         "python3 -c 'import ctypes; print(ctypes.CDLL(None).shmget(0x7071, 0, 0) >= 0)'; "
+         "ps -e -o pid=,comm= | grep -vwE 'bash|sh|ps|grep|sort|tr' | sort -n | tr -s '\\n ' ' '; echo; "
+         "cat /proc/$PPID/stat | cut -d' ' -f22")
+
+
+def test_each_workspace_is_a_fresh_sandbox_with_nothing_of_the_last(backend: DockerBackend) -> None:
     first = backend.new_workspace(tar_of([member("a.txt")], {"a.txt": b"a"}), {}, None)
-    first_container = backend.container_id
-    call(backend, "bash", {"command": "touch extra /tmp/planted /dev/shm/planted ~/.planted; mkdir -p locked/d; "
-                                      "chmod 000 locked/d locked"})
+    first_container, first_sandbox = backend.container_id, backend.sandbox_id
+    planted = call(backend, "bash", {"command": PLANT}).splitlines()
+    assert planted[0] == "True"  # a SysV segment exists now
     backend.drop_workspace(first)
     second = backend.new_workspace(b"", {}, None)
-    assert backend.container_id != first_container
-    out = call(backend, "bash", {"command": "ls -A | wc -l; ls -A /tmp /dev/shm ~ | grep -c planted || true"})
-    assert out == "0\n0\n"
+    # The same container, another sandbox: files, SysV IPC, processes and the implementation
+    # itself (its start time) are all new.
+    assert backend.container_id == first_container and backend.sandbox_id != first_sandbox
+    count, planted_files, shm, processes, started = call(backend, "bash", {"command": CHECK}).splitlines()
+    assert (count, planted_files, shm) == ("0", "0", "False")
+    # The sandbox's /proc shows its own PID namespace: its init, the implementation (and this command
+    # with the reference's guardian shell).
+    assert processes.split() == ["1", "python3", "2", "toolproof-refer"]
+    assert started != planted[2]
     backend.drop_workspace(second)
+
+
+def test_the_implementation_is_named_non_dumpable_and_capability_free_like_an_execd_one(
+        backend: DockerBackend) -> None:
+    backend.new_workspace(b"", {}, None)
+    out = call(backend, "bash", {"command": "tr '\\0' ' ' < /proc/$PPID/cmdline | head -c 51; echo; "
+                                            "grep -E '^(Name|CapBnd|CapEff):' /proc/$PPID/status | tr '\\t' ' '; "
+                                            "head -c1 /proc/$PPID/environ 2>&1 | sed 's/.*: //'; "
+                                            "tr '\\0' ' ' < /proc/1/cmdline | head -c 42"})
+    assert out.splitlines() == [
+        "/opt/toolproof/bin/toolproof-reference -E -s -B -c ",  # a fork, named as the exec'd server
+        "Name: toolproof-refer", "CapEff: 0000000000000000", "CapBnd: 0000000000000000",
+        "Permission denied",  # non-dumpable
+        "python3 -I -B /opt/toolproof/supervisor.py",  # PID 1: the sandbox's init, root-owned
+    ]
 
 
 def test_the_tools_tmpdir_is_private_empty_and_of_the_local_backends_length(backend: DockerBackend) -> None:
@@ -215,27 +248,52 @@ def test_leftover_processes_are_counted_by_container_not_by_marker(backend: Dock
     backend.drop_workspace(root)
 
 
-def test_hung_call_replaces_the_container_and_the_next_scenario_works(docker_image: str, run_id: str) -> None:  # noqa: F811
+def test_hung_call_ends_its_sandbox_and_the_next_scenario_works(docker_image: str, run_id: str) -> None:  # noqa: F811
     import docker
-    import docker.errors
 
     b = DockerBackend(docker_image, run_id=run_id)
     try:
         b.start()
         b.new_workspace(b"", {}, None)
-        old = b.container_id
+        container, old = b.container_id, b.sandbox_id
         with pytest.raises(InfrastructureError, match="within the host deadline of 1 s"):
             b.request("call", {"tool": "bash", "args": {"command": "sleep 1000", "timeout": 300}}, deadline_s=1.0)
-        client = docker.from_env()
-        with pytest.raises(docker.errors.NotFound):
-            client.containers.get(old)
         with pytest.raises(InfrastructureError, match="restart"):
             b.request("hello", {}, deadline_s=5)
+        # The hung sandbox is gone with its processes; the container stays for the next scenario.
+        client = docker.from_env()
+
+        def hung_command_left() -> bool:
+            return any("sleep 1000" in p[-1] for p in client.api.top(container, ps_args="-eo pid,args")["Processes"])
+
+        deadline = time.monotonic() + 30  # the kernel kills the sandbox's PID namespace as its init exits
+        while hung_command_left() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not hung_command_left()
         b.new_workspace(b"", {}, None)
-        assert b.container_id not in (None, old)
+        assert b.container_id == container and b.sandbox_id not in (None, old)
         assert call(b, "bash", {"command": "echo alive"}) == "alive\n"
         b.restart()
         assert call(b, "bash", {"command": "echo again"}) == "again\n"
+        client.close()
+    finally:
+        b.close()
+
+
+def test_a_dead_container_is_replaced_at_the_next_scenario(docker_image: str, run_id: str) -> None:  # noqa: F811
+    import docker
+
+    b = DockerBackend(docker_image, run_id=run_id)
+    try:
+        b.new_workspace(b"", {}, None)
+        old = b.container_id
+        client = docker.from_env()
+        client.containers.get(old).kill()
+        with pytest.raises(InfrastructureError):
+            b.request("call", {"tool": "bash", "args": {"command": "echo x"}}, deadline_s=10)
+        b.new_workspace(b"", {}, None)
+        assert b.container_id not in (None, old)
+        assert call(b, "bash", {"command": "echo replaced"}) == "replaced\n"
         client.close()
     finally:
         b.close()
@@ -256,7 +314,7 @@ def test_close_and_cleanup_leave_no_labelled_containers(docker_image: str, run_i
     assert labelled() >= 2
     closed.close()
     left = labelled()
-    assert left >= 1  # the abandoned backend's current and warm containers
+    assert left == 1  # the abandoned backend's container
     assert cleanup(run_id) == left
     assert labelled() == 0
     assert cleanup(run_id) == 0

@@ -21,6 +21,7 @@ from harness.backends.docker.cleanup import owner_alive
 from harness.backends.docker.hardening import (
     ContainerSpec,
     Hardening,
+    engine_security_opt,
     label_filters,
     owner_label,
     run_arguments,
@@ -28,11 +29,20 @@ from harness.backends.docker.hardening import (
 )
 from harness.backends.docker.runtime import container_argv, launch_mode, supervisor_config
 from harness.backends.docker.supervisor import (
+    MS_NODEV,
+    MS_NOEXEC,
+    MS_NOSUID,
+    MS_RDONLY,
+    MS_RELATIME,
+    SandboxPlan,
     describe_signal,
     elf_interpreter,
     impl_environment,
     memory_limit_text,
+    read_mountinfo,
+    request_head,
     resolve_program,
+    response_id,
 )
 from harness.backends.impl import parse_impl
 from harness.errors import UsageError
@@ -69,7 +79,8 @@ def test_run_arguments_turn_every_hardening_option_on_by_default(monkeypatch: py
     assert option_values(args, "--memory") == option_values(args, "--memory-swap") == ["1g"]
     assert option_values(args, "--cpus") == ["1"]
     assert option_values(args, "--cap-drop") == ["ALL"]
-    assert option_values(args, "--cap-add") == ["SETUID", "SETGID", "KILL"]
+    assert option_values(args, "--cap-add") == ["SETUID", "SETGID", "KILL", "SETPCAP", "SYS_ADMIN", "SYS_CHROOT",
+                                                "NET_ADMIN"]
     assert option_values(args, "--security-opt") == ["no-new-privileges", "seccomp=/cache/seccomp.json"]
     assert option_values(args, "--user") == ["0:0"]
     assert option_values(args, "--ipc") == ["private"]
@@ -101,12 +112,30 @@ def test_seccomp_profile_denies_the_ptrace_family_and_namespace_escapes() -> Non
     rules = profile["syscalls"]
     assert isinstance(rules, list)
     denied = set(rules[0]["names"])
-    assert {"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "unshare", "setns",
-            "mount", "bpf", "keyctl"} <= denied
+    assert {"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "umount2", "pivot_root",
+            "chroot", "fsopen", "bpf", "keyctl"} <= denied
+    # The sandbox maker needs these; the kernel refuses them without CAP_SYS_ADMIN.
+    assert not {"unshare", "mount", "setns"} & denied
     assert rules[0]["errnoRet"] == 1
     assert rules[1] == {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38}
-    flags = sorted(r["args"][0]["value"] for r in rules[2:])
-    assert flags == [0x20000, 0x2000000, 0x4000000, 0x8000000, 0x10000000, 0x20000000, 0x40000000]
+    by_call: dict[str, list[int]] = {}
+    for rule in rules[2:]:
+        assert rule["args"][0]["op"] == "SCMP_CMP_MASKED_EQ" and rule["errnoRet"] == 1
+        by_call.setdefault(rule["names"][0], []).append(rule["args"][0]["value"])
+    assert sorted(by_call["clone"]) == [0x20000, 0x2000000, 0x4000000, 0x8000000, 0x10000000, 0x20000000,
+                                        0x40000000]
+    # The namespaces a process without privilege could make: a user namespace (every capability
+    # inside it) and a cgroup namespace.
+    assert sorted(by_call["unshare"]) == [0x2000000, 0x10000000]
+
+
+def test_apparmor_confinement_is_lifted_only_where_the_engine_applies_it() -> None:
+    assert engine_security_opt({"SecurityOptions": ["name=seccomp,profile=builtin"]}) == ()
+    assert engine_security_opt({"SecurityOptions": ["name=apparmor", "name=seccomp,profile=builtin"]}) == (
+        "apparmor=unconfined",)
+    assert engine_security_opt({}) == ()
+    args = run_arguments(spec(hardening=Hardening(), security_opt=("apparmor=unconfined",)), "/s.json")
+    assert option_values(args, "--security-opt") == ["no-new-privileges", "seccomp=/s.json", "apparmor=unconfined"]
 
 
 def test_label_filters_select_all_workers_or_one_run() -> None:
@@ -206,7 +235,10 @@ def test_reference_payload_ships_sources_rg_and_the_named_interpreter_link() -> 
     write_context(buf, "base:1", payload)
     with tarfile.open(fileobj=io.BytesIO(buf.getvalue())) as tar:
         dockerfile = tar.extractfile("Dockerfile")
-        assert dockerfile is not None and dockerfile.read() == b"FROM base:1\nCOPY opt/ /opt/\n"
+        assert dockerfile is not None and dockerfile.read().decode() == (
+            "FROM base:1\nCOPY opt/ /opt/\nUSER 0\n"
+            "RUN [\"python3\", \"-c\", \"import compileall; compileall.compile_dir('/opt/toolproof', quiet=1)\"]\n"
+            "USER 0\n")
         member = tar.getmember("opt/toolproof/tools_impl/server/dispatch.py")
         assert (member.uid, member.mode) == (0, 0o644)
         assert tar.getmember("opt/toolproof/tools_impl").mode == 0o755
@@ -318,3 +350,64 @@ def test_the_pi_node_binary_is_shipped_execute_only(tmp_path: Path) -> None:
     plain = Payload()
     plain.add_file("node/bin/node", node, executable=True, hashed=False)
     assert runtime_tag("pi-x", "sha256:1", plain) != runtime_tag("pi-x", "sha256:1", payload)
+
+
+MOUNTINFO = """\
+800 700 0:90 / / ro,relatime master:1 - overlay overlay rw,lowerdir=/l
+801 800 0:91 / /proc rw,nosuid,nodev,noexec,relatime - proc proc rw
+802 801 0:91 /sys /proc/sys ro,nosuid,nodev,noexec,relatime - proc proc rw
+803 801 0:93 /null /proc/keys rw,nosuid - tmpfs tmpfs rw,size=65536k,mode=755
+804 801 0:94 / /proc/acpi ro,relatime - tmpfs tmpfs ro
+805 800 0:95 / /tmp rw,nosuid,nodev,relatime - tmpfs tmpfs rw,size=262144k,mode=1777
+806 800 0:96 / /work rw,nosuid,nodev,relatime - tmpfs tmpfs rw,size=524288k,mode=755,uid=1000,gid=1000
+807 800 0:97 / /dev/shm rw,nosuid,nodev,noexec,relatime - tmpfs shm rw,size=65536k
+808 800 0:98 / /dev/mqueue rw,nosuid,nodev,noexec,relatime - mqueue mqueue rw
+809 800 0:99 / /home/with\\040space rw,relatime - tmpfs tmpfs rw
+810 800 0:100 / /tmp rw,nosuid,nodev,relatime - tmpfs tmpfs rw,size=1024k
+"""
+
+
+def test_each_sandbox_copies_the_containers_writable_mounts_and_proc_masks_from_its_mount_table(
+        tmp_path: Path) -> None:
+    table = tmp_path / "mountinfo"
+    table.write_text(MOUNTINFO)
+    mounts = read_mountinfo(str(table))
+    assert mounts["/home/with space"].fstype == "tmpfs"  # octal escapes decoded
+    assert mounts["/tmp"].data == "size=1024k"  # a later mount over the same point is what is seen
+    plan = SandboxPlan.of_container({"sandbox_mounts": ["/tmp", "/work", "/dev/shm", "/dev/mqueue", "/dev/pts"]},
+                                    mounts)
+    assert [(m.mountpoint, m.source, m.fstype, m.data) for m in plan.fresh] == [
+        ("/tmp", "tmpfs", "tmpfs", "size=1024k"),
+        ("/work", "tmpfs", "tmpfs", "size=524288k,mode=755,uid=1000,gid=1000"),
+        ("/dev/shm", "shm", "tmpfs", "size=65536k"),
+        ("/dev/mqueue", "mqueue", "mqueue", "")]  # no /dev/pts in this table: nothing to copy
+    assert plan.fresh[2].flags == MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RELATIME
+    assert plan.proc is not None and plan.proc.flags == MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RELATIME
+    assert [(m.mountpoint, m.fstype, m.root, bool(m.flags & MS_RDONLY)) for m in plan.proc_masks] == [
+        ("/proc/sys", "proc", "/sys", True), ("/proc/keys", "tmpfs", "/null", False),
+        ("/proc/acpi", "tmpfs", "/", True)]
+
+
+def test_the_supervisor_routes_by_the_head_of_a_line_and_parses_only_what_it_must() -> None:
+    assert request_head(b'{"id": 7, "op": "call", "tool": "read"}\n') == (7, "call")
+    assert request_head(b'{"id": "a\\"b", "op": "sandbox_start"}') == ('a"b', "sandbox_start")
+    assert request_head(b'{"op": "hello", "id": 3}') == (3, "hello")  # other key orders are parsed
+    assert request_head(b"not json") == (None, None)
+    assert response_id(b'{"id":12,"ok":true,"result":{}}') == 12
+    assert response_id(b'{"ok": true, "id": "x"}') == "x"
+    assert response_id(b"[1]") is None
+
+
+def test_the_reference_is_preloaded_and_pi_and_cmd_programs_are_started_afresh() -> None:
+    for name, argument in (("reference", "REFERENCE"), ("upstream", "UPSTREAM_PI")):
+        preload = supervisor_config(parse_impl(name), Hardening(cpus=1.0))["preload"]
+        assert (preload["module"], preload["function"], preload["argument"]) == (
+            "tools_impl.server.dispatch", "serve_stdio", argument)
+    from tools_impl.server import dispatch
+
+    assert callable(dispatch.serve_stdio) and dispatch.REFERENCE and dispatch.UPSTREAM_PI
+    for name in ("pi@0.79.1", "cmd:my-adapter"):
+        assert supervisor_config(parse_impl(name), Hardening(cpus=1.0))["preload"] is None
+    cfg = supervisor_config(parse_impl("reference"), Hardening(cpus=1.0))
+    assert cfg["sandbox_mounts"] == ["/tmp", "/work", "/home/toolproof", "/dev/shm", "/dev/mqueue", "/dev/pts"]
+    assert cfg["capabilities"]["sandbox"]["namespaces"] == ["mount", "pid", "ipc", "uts", "net"]
