@@ -12,8 +12,8 @@ from typing import TextIO
 
 from harness.cli.gate import SHIPPED_GATE_PATHS
 from harness.cli.options import Subparsers, add_jobs, add_selection, load_selection
-from harness.install.shipped import resolve_all
 from harness.errors import EmptySelection
+from harness.install.shipped import resolve_all
 from harness.model.results import EXIT_FAIL, EXIT_OK
 from harness.mutants.campaign import IMPLS, CampaignResult, run_campaign
 from harness.mutants.catalogue import MUTANTS, Mutant

@@ -38,7 +38,6 @@ FEATURE_LIST: tuple[Feature, ...] = (
             "dashes, special spaces) when there is no exact match", ("edit.6", "edit.7", "edit.10")),
     Feature("line-number-retry", "edit retries once with `N→`/`N<TAB>` line-number prefixes stripped from the old "
             "and new text", ("edit.3",)),
-    Feature("replace-all", "edit's replace_all argument replaces every occurrence of old_string", ("edit.4",)),
     Feature("edit-disproportion-guard", "edit refuses a fuzzy match that spans far more text than the old text",
             ("edit.6", "edit.8")),
     Feature("read-binary-guard", "read refuses binary files (by extension and by content) with a message",
@@ -96,6 +95,9 @@ PI_FEATURES: tuple[str, ...] = ("fuzzy-edit", "read-images")
 # ops that server still offers
 UPSTREAM_FEATURES: tuple[str, ...] = (*PI_FEATURES, "grep-tool", "glob-tool", "classify")
 ALL = "all"
+# the features a patch toggle provides: on an implementation that applies profiles, a scenario whose
+# profile sets the patch (``--upstream`` with ``bash.process-events: true``) decides whether it is there
+PATCH_FEATURES: dict[str, str] = {"bash.process-events": "process-events"}
 
 
 @dataclass(frozen=True)
@@ -140,8 +142,10 @@ def describe_feature(name: str) -> str:
 
 def implied_by_call(tool: str | None, op: str | None, args: Any, surface: str = "minimax") -> tuple[str, ...]:
     """The features one step's request needs whatever the scenario declares: the classify and task
-    ops on any surface; on the minimax surface also the grep and glob tools, ``replace_all: true``,
-    ``run_in_background: true`` and read's ``pages``."""
+    ops on any surface; on the minimax surface also the grep and glob tools, ``run_in_background:
+    true`` and read's ``pages``. (``replace_all`` is part of the minimax surface's edit, as in Claude
+    Code's Edit: behaviour, not a feature; a pi-surface implementation has no counterpart, so the
+    mapping skips such a call.)"""
     out: list[str] = []
     if op in OP_FEATURES:
         out.append(OP_FEATURES[op])
@@ -151,8 +155,6 @@ def implied_by_call(tool: str | None, op: str | None, args: Any, surface: str = 
         return tuple(out)
     if tool in TOOL_FEATURES:
         out.append(TOOL_FEATURES[tool])
-    if tool == "edit" and args.get("replace_all") is True:
-        out.append("replace-all")
     if tool == "bash" and args.get("run_in_background") is True:
         out.append("background-tasks")
     if tool == "read" and "pages" in args:
@@ -168,6 +170,9 @@ class DeclarationOverride:
     dialects: tuple[str, ...] | None = None
     features: tuple[str, ...] | None = None
     source: str = "[tool.toolproof]"
+    # run every patch pin whatever the implementation declares: `toolproof releases` asks each
+    # release both whether a patch is still needed (pin off) and whether upstream adopted it (pin on)
+    every_pin: bool = False
 
     def over(self, decl: Declaration) -> Declaration:
         return Declaration(decl.dialects if self.dialects is None else self.dialects,

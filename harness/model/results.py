@@ -77,6 +77,7 @@ class ScenarioResult:
     reason: str = ""
     duration_s: float = 0.0
     notes: tuple[str, ...] = ()  # baseline entries of this scenario that could not be checked, and why
+    spec: tuple[str, ...] = ()  # the docs/spec/ rules the scenario pins: a failure names them
 
     @property
     def different_failure(self) -> bool:
@@ -93,6 +94,8 @@ class ScenarioResult:
         """All messages of failing/erroring steps, for reports: the baseline's note on a step
         first (a different failure, a stale entry), then its mismatches, then the entry's reason."""
         parts: list[str] = []
+        if self.spec and self.status in (FAIL, ERROR, STALE, XFAIL):
+            parts.append(f"spec: {', '.join(self.spec)} (docs/spec/)")
         if self.message:
             parts.append(self.message)
         for st in self.steps:
@@ -109,6 +112,8 @@ class ScenarioResult:
         out: dict[str, Any] = {"id": self.id, "status": self.status, "path": self.path, "title": self.title,
                                "tags": list(self.tags), "duration_s": round(self.duration_s, 4),
                                "steps": [s.to_json() for s in self.steps]}
+        if self.spec:
+            out["spec"] = list(self.spec)
         if self.message:
             out["message"] = self.message
         if self.reason:
@@ -122,7 +127,7 @@ class ScenarioResult:
         return cls(str(obj["id"]), str(obj["status"]), str(obj.get("path", "")), str(obj.get("title", "")),
                    tuple(obj.get("tags", ())), tuple(StepResult.from_json(s) for s in obj.get("steps", ())),
                    str(obj.get("message", "")), str(obj.get("reason", "")), float(obj.get("duration_s", 0.0)),
-                   tuple(obj.get("baseline_notes", ())))
+                   tuple(obj.get("baseline_notes", ())), tuple(obj.get("spec", ())))
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ from typing import Any
 import harness.fuzz
 from harness import __version__
 from harness.errors import HarnessError
+from harness.model.features import DeclarationOverride
 from harness.model.results import ERROR
 from harness.model.scenario import Scenario
 from harness.releases.analysis import scenario_changes
@@ -65,6 +66,9 @@ from harness.releases.records import (
 from harness.releases.versions import ImplTemplate, Registry, parse_version, published, select_range
 from harness.run.runner import Runner
 from harness.run.snapshots import SnapshotStore
+
+# what each release is judged as: its own declaration, but every patch pin runs (docs/cli.md)
+EVERY_PIN = DeclarationOverride(source="toolproof releases", every_pin=True)
 
 DEFAULT_FUZZ_N = 60
 DEFAULT_FUZZ_SEED = 1
@@ -283,8 +287,9 @@ class Sweep:
             factory = self.launcher.factory(version)
         except HarnessError as exc:
             return {s.id: Outcome(ERROR, message=str(exc)) for s in scenarios}
+        # every pin runs on every release: a pin on that passes is a patch upstream adopted
         run = Runner(factory, jobs=1, backend_label=self.template.impl(version),
-                     snapshot_factory=self.snapshots.hook_for).run(scenarios)
+                     snapshot_factory=self.snapshots.hook_for, declared=EVERY_PIN).run(scenarios)
         by_id = {s.id: s for s in scenarios}
         return {r.id: outcome_of(r, by_id[r.id]) for r in run.scenarios}
 

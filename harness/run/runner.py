@@ -19,7 +19,13 @@ from typing import Any
 from harness import __version__
 from harness.backends.base import Backend, Capabilities, HelloInfo
 from harness.errors import DeadlineExceeded, HarnessError, InfrastructureError
-from harness.model.features import UPSTREAM, Declaration, DeclarationOverride, describe_feature
+from harness.model.features import (
+    PATCH_FEATURES,
+    UPSTREAM,
+    Declaration,
+    DeclarationOverride,
+    describe_feature,
+)
 from harness.model.observation import Observation
 from harness.model.results import ERROR, FAIL, PASS, SKIP, RunInfo, RunResult, ScenarioResult, StepResult
 from harness.model.scenario import Requires, Scenario, Step
@@ -61,10 +67,14 @@ def capability_mismatch(wanted: Iterable[tuple[str, Any]], caps: Capabilities) -
 def declaration_for(scenario: Scenario, hello: HelloInfo, declared: DeclarationOverride | None = None) -> Declaration:
     """What the implementation is for this scenario: ``declared`` (``[tool.toolproof]``) or its
     hello's declaration; an implementation that applies profiles (the reference) running a
-    scenario with ``profile.base: upstream`` is upstream pi for it (dialect pi, pi's features)."""
-    base = scenario.profile.get("base") if isinstance(scenario.profile, dict) else None
-    if base == "upstream" and hello.capabilities.get("profile_overlay") is True:
-        return UPSTREAM
+    scenario with ``profile.base: upstream`` is upstream pi for it (dialect pi, pi's features, and
+    the feature of a patch the scenario's profile sets: the profile decides, as for patch pins)."""
+    profile = scenario.profile if isinstance(scenario.profile, dict) else {}
+    if profile.get("base") == "upstream" and hello.capabilities.get("profile_overlay") is True:
+        overlay = profile.get("patches")
+        patches: dict[str, Any] = overlay if isinstance(overlay, dict) else {}
+        provided = tuple(PATCH_FEATURES[p] for p in patches if p in PATCH_FEATURES)
+        return replace(UPSTREAM, features=(*UPSTREAM.features, *provided)) if provided else UPSTREAM
     return declared.over(hello.declaration) if declared is not None else hello.declaration
 
 
@@ -123,6 +133,8 @@ def skip_reason(scenario: Scenario, hello: HelloInfo, declared: DeclarationOverr
     if target_surface(scenario.surface, surfaces) is None:
         return f"requires surface {scenario.surface}; the implementation speaks {', '.join(surfaces)}"
     decl = declaration_for(scenario, hello, declared)
+    if declared is not None and declared.every_pin:
+        return feature_skip(scenario, decl)
     return feature_skip(scenario, decl) or patch_skip(scenario, hello, decl)
 
 
@@ -167,7 +179,7 @@ def infrastructure_result(scenario: Scenario, exc: HarnessError, context: str = 
     """An infrastructure failure before the scenario could start. A backend that cannot exist
     here by design (e.g. a pwsh image where no registry can be reached) says so with a
     ``skip_reason`` attribute: that is a skip with that reason, never a pass and never an error."""
-    base = {"path": scenario.path, "title": scenario.title, "tags": scenario.tags}
+    base = {"path": scenario.path, "title": scenario.title, "tags": scenario.tags, "spec": scenario.spec}
     reason = getattr(exc, "skip_reason", None)
     if reason:
         return ScenarioResult(scenario.id, SKIP, reason=str(reason), **base)  # type: ignore[arg-type]
@@ -196,7 +208,7 @@ def run_scenario(backend: Backend, scenario: Scenario, *, snapshot: SnapshotHook
     ``level``: ``full`` judges each step's ``expect`` and the wording of the dialects the
     implementation declares (``declared``, else its hello); ``behaviour`` the ``expect`` alone."""
     t0 = time.monotonic()
-    base = {"path": scenario.path, "title": scenario.title, "tags": scenario.tags}
+    base = {"path": scenario.path, "title": scenario.title, "tags": scenario.tags, "spec": scenario.spec}
     try:
         hello = backend.start()
     except HarnessError as exc:

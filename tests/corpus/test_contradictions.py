@@ -29,7 +29,8 @@ def test_without_the_patch_pin_rule_the_twins_contradict_each_other() -> None:
     corpus = [dataclasses.replace(s, patches=()) for s in load_corpus(CORPORA)]
     pairs = {(c.model, c.a, c.b) for c in contradictions(corpus)}
     assert ("pi", "edit/fuzzy-span-reference", "edit/fuzzy-whole-file-upstream") in pairs
-    assert ("plain-layer", "edit/fidelity-guard", "edit/fidelity-guard-off") in pairs
+    assert ("minimax-layer", "edit/fidelity-guard", "edit/fidelity-guard-off") in pairs
+    assert ("plain-layer", "bash/patches/split-decoders-off", "bash/patches/split-decoders-on") in pairs
     assert ("minimax-layer", "bash/patches/missing-cwd-off", "bash/patches/missing-cwd-on") in pairs
     assert not any(model in ("reference", "upstream") for model, _, _ in pairs)  # they apply the profiles
 

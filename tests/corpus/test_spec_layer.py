@@ -7,9 +7,9 @@ that runs, except the known corpus defects listed below: steps that demand a ven
 receipt in ``details``, or a vendor-only behaviour that no feature declares. When a defect is
 fixed in the corpus, its entry here goes stale and this test says so: delete the entry.
 
-The layer declares ``replace-all`` here (it implements it; its hello declares nothing by itself,
-and then every ``replace_all`` scenario skips). Two planted bugs in ``replace_all``
-(``SPEC_LAYER_BUG``) must fail the gate on the scenarios citing edit.4.
+The layer declares no feature: ``replace_all`` is part of the minimax surface's edit (edit.4), so
+its scenarios run. Two planted bugs in ``replace_all`` (``SPEC_LAYER_BUG``) must fail the gate on
+the scenarios citing edit.4, with a failure that names the rule.
 """
 
 from __future__ import annotations
@@ -29,70 +29,12 @@ from tests.support.repo import REPO
 
 LAYER = REPO / "tests" / "fixtures" / "spec_layer" / "layer.py"
 GATE = [REPO / "scenarios", REPO / "adapters" / "pi" / "scenarios"]
-DECLARED = DeclarationOverride(dialects=(), features=("replace-all",), source="tests/corpus/test_spec_layer.py")
-
-_WORDING_TIMEOUT = "output regex '(?i)timed? ?out' on the timeout status: wording, not behaviour (bash.9)"
-_NO_FUZZY_FEATURE = "needs fuzzy matching (edit.6/edit.7) but does not declare features: [fuzzy-edit]"
-_PI_EXACT_TEXT = "pi-history/patch pin with the exact pi text in expect (belongs in wording.pi)"
+DECLARED = DeclarationOverride(dialects=(), features=(), source="tests/corpus/test_spec_layer.py")
 
 # (scenario id, step id) → why the step is a corpus defect, not a behaviour difference of the layer.
-KNOWN_CORPUS_DEFECTS: dict[tuple[str, str], str] = {
-    # the full-output file is found by the profile identifier pi-bash-* (common.6), not by what the
-    # result says; a layer naming its file otherwise fails a behaviour step
-    ("bash/behaviour/output-line-limit", "one-file"): "pi-bash-* file name",
-    ("pi/behaviour/bash-output-line-limit", "one-file"): "pi-bash-* file name",
-    # a later step reads the path saved from details.fullOutputPath (a receipt)
-    ("truncation/bash-tail-2000-lines", "full-output"): "save: details.fullOutputPath",
-    ("pi/tools/bash/full-output-file", "log"): "save: details.fullOutputPath",
-    # pi's <agentDir>/bin on PATH (bash.5, common.6): a pi-engine feature no feature name declares
-    ("bash/cases/path-gains-agent-bin", "step-1"): "~/.pi/agent/bin on PATH",
-    ("bash/cases/timeout-after-output", "step-1"): _WORDING_TIMEOUT,
-    ("bash/cases/timeout-fraction", "step-1"): _WORDING_TIMEOUT,
-    ("bash/graceful-kill-trap", "step-1"): _WORDING_TIMEOUT,
-    ("bash/term-ignored-then-killed", "step-1"): _WORDING_TIMEOUT,
-    ("bash/timeout-text", "step-1"): _WORDING_TIMEOUT,
-    ("pi/bash-variants", "step-4"): _WORDING_TIMEOUT,
-    ("pi/patches/graceful-kill-on", "step-1"): _WORDING_TIMEOUT,
-    ("edit/cases/combining-nfc", "step-1"): _NO_FUZZY_FEATURE,
-    ("edit/cases/combining-nfc", "files"): _NO_FUZZY_FEATURE,
-    ("edit/cases/curly-quotes", "step-1"): _NO_FUZZY_FEATURE,
-    ("edit/cases/curly-quotes", "files"): _NO_FUZZY_FEATURE,
-    ("edit/cases/full-width-colon", "step-1"): _NO_FUZZY_FEATURE,
-    ("edit/cases/full-width-colon", "files"): _NO_FUZZY_FEATURE,
-    ("edit/cases/nbsp", "step-1"): _NO_FUZZY_FEATURE,
-    ("edit/cases/nbsp", "files"): _NO_FUZZY_FEATURE,
-    ("edit/cases/superscript", "step-1"): _NO_FUZZY_FEATURE,
-    ("edit/cases/superscript", "files"): _NO_FUZZY_FEATURE,
-    ("edit/cases/trailing-space", "step-1"): _NO_FUZZY_FEATURE,
-    ("edit/cases/trailing-space", "files"): _NO_FUZZY_FEATURE,
-    ("edit/fuzzy-span-reference", "step-1"): _NO_FUZZY_FEATURE,
-    ("edit/fuzzy-span-reference", "files"): _NO_FUZZY_FEATURE,
-    ("pi/history/edit-fuzzy-whole-file", "step-1"): _NO_FUZZY_FEATURE,
-    ("pi/history/edit-fuzzy-whole-file", "files"): _NO_FUZZY_FEATURE,
-    ("pi/patches/fuzzy-span-on", "step-1"): _NO_FUZZY_FEATURE,
-    ("pi/patches/fuzzy-span-on", "files"): _NO_FUZZY_FEATURE,
-    ("pi/patches/fuzzy-span-same-line", "step-1"): _NO_FUZZY_FEATURE,
-    ("pi/patches/fuzzy-span-same-line", "files"): _NO_FUZZY_FEATURE,
-    ("pi/tools/edit-fuzzy/compatibility-forms", "step-1"): _NO_FUZZY_FEATURE,
-    ("pi/tools/edit-fuzzy/compatibility-forms", "files"): _NO_FUZZY_FEATURE,
-    ("pi/tools/edit-fuzzy/nbsp", "step-1"): _NO_FUZZY_FEATURE,
-    ("pi/tools/edit-fuzzy/nbsp", "files"): _NO_FUZZY_FEATURE,
-    ("pi/tools/edit-fuzzy/smart-single-quotes", "step-1"): _NO_FUZZY_FEATURE,
-    ("pi/tools/edit-fuzzy/smart-single-quotes", "files"): _NO_FUZZY_FEATURE,
-    ("pi/tools/edit-fuzzy/unicode-dashes", "step-1"): _NO_FUZZY_FEATURE,
-    ("pi/tools/edit-fuzzy/unicode-dashes", "files"): _NO_FUZZY_FEATURE,
-    # status: error demanded where the reference returns is_error (bash.3/bash.9): form, not behaviour
-    ("pi/history/bash-exit-code-raised", "step-1"): _PI_EXACT_TEXT,
-    ("pi/history/bash-long-last-line", "step-1"): _PI_EXACT_TEXT,
-    ("pi/history/edit-details-patch", "step-1"): _PI_EXACT_TEXT + "; details receipts (edit.9)",
-    ("pi/history/edit-mixed-line-endings", "step-1"): _PI_EXACT_TEXT,
-    ("pi/history/write-byte-count", "step-1"): _PI_EXACT_TEXT,
-    # also needs read-images (read.7) without declaring it
-    ("pi/history/read-gif-prefix", "step-1"): _PI_EXACT_TEXT,
-    ("pi/patches/diff-bounds-on", "step-1"): _PI_EXACT_TEXT + "; details.diff receipt (edit.9)",
-    ("pi/patches/exec-facts-on", "step-1"): "details.processOutput receipt (patch.engine.exec-facts)",
-    ("pi/patches/process-events-on", "step-1"): "process_events without features: [process-events]",
-}
+# Empty: the defects this layer found (wording in behaviour checks, fuzzy matching without its
+# feature, a file found by pi's name for it, a path saved from a receipt) are fixed in the corpus.
+KNOWN_CORPUS_DEFECTS: dict[tuple[str, str], str] = {}
 
 
 def _run(paths: list, bug: str = "", monkeypatch: pytest.MonkeyPatch | None = None) -> RunResult:
@@ -128,7 +70,7 @@ def test_the_spec_layer_passes_the_behaviour_level_but_for_the_known_corpus_defe
     assert all(s.reason or s.message for s in clean_run.scenarios if s.status == "skip")
 
 
-def test_replace_all_runs_because_the_feature_is_declared(clean_run: RunResult) -> None:
+def test_replace_all_runs_on_a_layer_that_declares_no_feature(clean_run: RunResult) -> None:
     status = {s.id: s.status for s in clean_run.scenarios}
     assert status["edit/replace-all-literal"] == "pass"
     assert status["edit/behaviour/replace-all-templates-lf"] == "pass"
@@ -154,8 +96,10 @@ def test_a_planted_replace_all_bug_fails_the_gate_on_the_edit4_scenarios(
     assert PLANTED[bug] <= newly, PLANTED[bug] - newly
     spec = {s.id: s.spec for s in load_corpus([edit_dir])}
     assert all("edit.4" in spec[i] for i in newly), {i: spec[i] for i in newly}
-    # the failure shows the bytes on disk that differ from the literal replacement
+    # the failure names the rule and shows the bytes on disk that differ from the literal replacement
     messages = _failing_steps(run)
+    failure = {s.id: s.failure_text for s in run.scenarios}
     for sid in PLANTED[bug]:
         text = "\n".join(m for (i, _), m in messages.items() if i == sid)
         assert "content differs" in text, (sid, text)
+        assert failure[sid].startswith("spec: ") and "edit.4" in failure[sid].splitlines()[0], failure[sid]

@@ -27,6 +27,7 @@ from harness.releases.launch import Launcher
 from harness.releases.records import DOES_NOT_LOAD, NOT_INSTALLABLE, OK, ReleaseState
 from harness.releases.sweep import Sweep, SweepOptions
 from harness.releases.versions import ImplTemplate, parse_version
+from tools_impl.core.profile import ALL_PATCHES
 from tools_impl.server.patch_catalogue import patch_catalogue
 
 WRITE_CHANGE = (0, 85, 0)
@@ -89,7 +90,9 @@ class FakeRelease(Backend):
 
     def start(self) -> HelloInfo:
         return HelloInfo("fake-tools", self.version, 1, "pi", ("write", "bash"), ("hello", "workspace", "call"), (),
-                         Capabilities.from_json({"os": "linux", "shell": "bash"}), ("pi",))
+                         Capabilities.from_json({"os": "linux", "shell": "bash"}), ("pi",),
+                         # as the pi driver declares a published release: pi's wording, no MiniMax patch
+                         dialects=("pi",), absent_patches=ALL_PATCHES)
 
     def new_workspace(self, archive: bytes, env: dict[str, str | None], profile: dict[str, Any] | None) -> str:
         root = tempfile.mkdtemp(prefix="toolproof-fake-ws-")

@@ -12,7 +12,7 @@ from tools_impl.core.profile import Profile
 REFERENCE_DIALECTS: tuple[str, ...] = ("minimax",)
 UPSTREAM_DIALECTS: tuple[str, ...] = ("pi",)
 REFERENCE_FEATURES: tuple[str, ...] = (
-    "fuzzy-edit", "line-number-retry", "replace-all", "edit-disproportion-guard",
+    "fuzzy-edit", "line-number-retry", "edit-disproportion-guard",
     "read-binary-guard", "read-device-guard", "read-output-cap", "read-path-candidates",
     "read-images", "read-pdf", "read-notebook", "write-keeps-encoding",
     "bash-output-cap", "bash-timeout-clamp", "bash-env-scrub", "bash-rm-trash", "background-tasks", "powershell",
