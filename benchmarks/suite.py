@@ -513,6 +513,7 @@ def rg_section(bench: Bench, tree: Path, files: int, rg_binary: str) -> None:
 
 
 STATUS_LINE_RE = re.compile(r"^(PASS|FAIL|ERROR|SKIP|XFAIL|STALE) +\S")
+SUMMARY_LINE_RE = re.compile(r"^toolproof: \d+ [a-z]+.* in [0-9.]+ s ")
 CORPUS_PROGRESS_EVERY = 25
 
 
@@ -566,7 +567,9 @@ def run_corpus(argv: Sequence[str], timeout_s: float, progress: Callable[[str], 
                     failing.append(line.split()[1])
                 if done % CORPUS_PROGRESS_EVERY == 0:
                     progress(f"{what}: {done} scenarios done ({time.perf_counter() - t0:.0f} s)")
-            elif line.startswith("toolproof:"):
+            elif SUMMARY_LINE_RE.match(line):
+                # the counts line (`toolproof: 95 pass, 3 skip in 1.2 s [...]`), not the level or
+                # baseline lines printed after it
                 summary = line.strip().removeprefix("toolproof: ")
         returncode = proc.wait()
     finally:
