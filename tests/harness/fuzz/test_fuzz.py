@@ -6,6 +6,7 @@ import io
 import json
 import shlex
 import sys
+import tarfile
 from collections import Counter
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from harness.fuzz.execute import NO_ANSWER, Case, Observed, differences, execute
 from harness.fuzz.impls import Impl, resolve_impl
 from harness.model.results import StepResult
 from harness.run.runner import Runner
+from harness.run.workspace_archive import build_git_archive
 from tests.support.pi import pi_impl
 
 CI_CALLS = 2000
@@ -213,3 +215,14 @@ def test_ci_upstream_agrees_with_pi_0_79_1_on_at_least_99_9_percent_of_calls() -
     classes = "; ".join(f"{c.key} ({c.count})" for c in report.classes.values())
     assert not report.no_answer, [c.key for c in report.classes.values()]
     assert report.agreement >= CI_MIN_AGREEMENT, f"agreement {report.agreement:.2f}%: {classes}"
+
+
+@pytest.mark.parametrize("index", [7914])  # seed 20261203: limit 22 cut pi's find over a .git tree
+def test_a_glob_limit_never_cuts_a_walk_of_a_git_workspace(index: int) -> None:
+    """A limit below the number of entries would cut fd's parallel walk, whose order differs from
+    run to run; a git workspace also holds its .git tree, which the limit must leave room for."""
+    case = generate(20261203, index)
+    assert (case.tool, case.git, case.args["pattern"]) == ("glob", True, "**")
+    with tarfile.open(fileobj=io.BytesIO(build_git_archive(case.workspace(), 0.0))) as tar:
+        entries = [m for m in tar.getmembers() if m.name not in (".", "")]
+    assert case.args["limit"] > len(entries)
