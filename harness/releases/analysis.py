@@ -364,6 +364,10 @@ def survival_cell(state: SweepState, entry: PatchEntry, version: str) -> Surviva
         pin = dict(info.patches).get(entry.name)
         if pin is None or sid not in runs:
             continue
+        if release.surfaces and info.surface not in release.surfaces:
+            # a pin written on another surface reaches the release mapped, where the wording that
+            # tells the patch's presence is another dialect's: it judges behaviour, not the patch
+            continue
         o = runs[sid]
         if o.status in (SKIP, "error"):
             skipped.append((sid, o.reason or o.message))
@@ -373,6 +377,7 @@ def survival_cell(state: SweepState, entry: PatchEntry, version: str) -> Surviva
             (on_fail if pin == "on" else off_fail).append(sid)
     contracts = [sid for sid, info in sorted(state.scenarios.items())
                  if CONTRACT_TAG in info.tags and info.tools and info.tools[0] == tool
+                 and (not release.surfaces or info.surface in release.surfaces)
                  and sid in runs and runs[sid].status == FAIL]
     wrapper = entry.surface == "wrapper"
     if wrapper and contracts:

@@ -155,7 +155,7 @@ class Launcher:
             backend.close()
         if not set(hello.tools) & set(BASE_TOOLS):
             return ReleaseState(version, DOES_NOT_LOAD, f"offers none of {', '.join(BASE_TOOLS)}")
-        return ReleaseState(version, OK)
+        return ReleaseState(version, OK, surfaces=hello.surfaces or (hello.surface,))
 
     def fuzz_impl(self, version: str) -> str:
         """The ``--impl`` value ``toolproof fuzz`` gets for ``version``."""

@@ -36,17 +36,22 @@ class ReleaseState:
     version: str
     state: str
     detail: str = ""
+    surfaces: tuple[str, ...] = ()  # the surfaces its hello speaks (``ok`` releases)
 
     @property
     def usable(self) -> bool:
         return self.state == OK
 
-    def to_json(self) -> dict[str, str]:
-        return {"version": self.version, "state": self.state, "detail": self.detail}
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"version": self.version, "state": self.state, "detail": self.detail}
+        if self.surfaces:
+            out["surfaces"] = list(self.surfaces)
+        return out
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> ReleaseState:
-        return cls(str(obj["version"]), str(obj["state"]), str(obj.get("detail", "")))
+        return cls(str(obj["version"]), str(obj["state"]), str(obj.get("detail", "")),
+                   tuple(str(s) for s in obj.get("surfaces", ())))
 
 
 @dataclass(frozen=True)
@@ -142,7 +147,8 @@ def outcome_of(result: ScenarioResult, scenario: Scenario) -> Outcome:
 
 @dataclass(frozen=True)
 class ScenarioInfo:
-    """What the report needs to know of a scenario: its tools (in step order), tags, patch pins."""
+    """What the report needs to know of a scenario: its tools (in step order), tags, patch pins,
+    and the surface its calls are written on."""
 
     id: str
     path: str = ""
@@ -150,21 +156,24 @@ class ScenarioInfo:
     tools: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     patches: tuple[tuple[str, str], ...] = ()
+    surface: str = "minimax"
 
     @classmethod
     def of(cls, s: Scenario) -> ScenarioInfo:
         tools = tuple(dict.fromkeys(st.tool for st in s.steps if st.tool))
-        return cls(s.id, s.path, s.title, tools, s.tags, s.patches)
+        return cls(s.id, s.path, s.title, tools, s.tags, s.patches, s.surface)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "path": self.path, "title": self.title, "tools": list(self.tools),
-                "tags": list(self.tags), "patches": {name: state for name, state in self.patches}}
+                "tags": list(self.tags), "patches": {name: state for name, state in self.patches},
+                "surface": self.surface}
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> ScenarioInfo:
         patches = obj.get("patches", {})
         return cls(str(obj["id"]), str(obj.get("path", "")), str(obj.get("title", "")), tuple(obj.get("tools", ())),
-                   tuple(obj.get("tags", ())), tuple((str(k), str(v)) for k, v in patches.items()))
+                   tuple(obj.get("tags", ())), tuple((str(k), str(v)) for k, v in patches.items()),
+                   str(obj.get("surface", "minimax")))
 
 
 @dataclass(frozen=True)

@@ -168,7 +168,8 @@ class FakeLauncher(Launcher):
         state = self.install(version)
         if state.usable and self.broken.get(version) == DOES_NOT_LOAD:
             return ReleaseState(version, DOES_NOT_LOAD, "package @x/pi-server is missing")
-        return state
+        # as Launcher.probe: a release that answers says which surfaces it speaks
+        return ReleaseState(version, OK, surfaces=("pi",)) if state.usable else state
 
     def factory(self, version: str) -> Callable[[], Backend]:
         def make() -> Backend:

@@ -10,17 +10,24 @@ from pathlib import Path
 import pytest
 
 import harness.releases.sweep as sweep_module
-from harness.releases.analysis import ADOPTED, NEEDED, UNTESTED, WRAPPER_BROKEN, analyse
+from harness.corpus.loader import load_corpus
+from harness.model.results import FAIL, PASS
+from harness.releases.analysis import ADOPTED, NEEDED, UNTESTED, WRAPPER_BROKEN, analyse, survival_cell
 from harness.releases.records import (
     DOES_NOT_LOAD,
     NOT_INSTALLABLE,
+    OK,
     FuzzClass,
     FuzzPair,
+    Outcome,
+    ReleaseState,
+    ScenarioInfo,
     SweepState,
     merge_states,
 )
 from harness.releases.sweep import bisection_probes, segment
 from tests.support.releases import VERSIONS, make, write_corpus
+from tests.support.repo import REPO
 from tools_impl.server.patch_catalogue import patch_catalogue
 
 
@@ -226,3 +233,22 @@ def test_a_release_where_a_scenario_wobbles_is_stepped_over_and_the_change_still
     # the change is reported around the wobbly release, from the nearest release that is steady
     assert (bash.last_release_without, bash.first_release) == ("0.86.1", "1.3.0")
     assert not bash.bisected
+
+
+def test_a_pin_written_on_another_surface_is_no_evidence_of_a_patch() -> None:
+    """A minimax-surface pin reaches a pi release mapped, where the wording that tells the patch's
+    presence is another dialect's: it passes or fails on behaviour alone, so it neither runs at
+    every release nor says needed, adopted or diverged."""
+    entry = next(e for e in patch_catalogue() if e.name == "edit.fidelity-guard")
+    state = SweepState("pi@{version}", (), "1.0.0", "1.0.0", published=["1.0.0"],
+                       releases={"1.0.0": ReleaseState("1.0.0", OK, surfaces=("pi",))},
+                       scenarios={"m/on": ScenarioInfo("m/on", tools=("edit",), patches=(("edit.fidelity-guard", "on"),)),
+                                  "p/on": ScenarioInfo("p/on", tools=("edit",), patches=(("edit.fidelity-guard", "on"),),
+                                                       surface="pi")},
+                       outcomes={"1.0.0": {"m/on": Outcome(PASS), "p/on": Outcome(FAIL)}})
+    cell = survival_cell(state, entry, "1.0.0")
+    assert (cell.verdict, cell.evidence) == (NEEDED, "p/on")  # the mapped pass does not make it "diverged"
+    scenarios = load_corpus([REPO / "scenarios", REPO / "adapters" / "pi" / "scenarios"])
+    every = sweep_module.every_release_set(scenarios, ("pi",))
+    assert every and all(s.surface == "pi" for s in every)
+    assert len(sweep_module.every_release_set(scenarios)) > len(every)
