@@ -161,7 +161,12 @@ def gen_glob(g: Gen) -> tuple[Any, list[tuple[str, bytes]], str, dict[str, Any]]
     # depended on fd's walk order)
     entries = len(files) + len(dirs) + len(links) + 12 + (100 + 4 * (len(files) + len(dirs)) if git else 0)
     if exact and r.random() < 0.5:
-        args["limit"] = 1
+        # only where one entry has that name: with two, a limit of 1 would keep whichever fd's
+        # parallel walk reaches first (seed 20261203, case 9078: README.md and .hidden/README.md)
+        named = [p for p in (*(f for f, _ in files), *dirs, *(link for link, _ in links))
+                 if p.rsplit("/", 1)[-1] == pattern]
+        if len(named) == 1:
+            args["limit"] = 1
     elif r.random() < 0.25:
         args["limit"] = r.choice((entries, 1000, entries + 50))
     elif r.random() < 0.04:  # malformed: refused by validation (a number would cut a parallel walk)

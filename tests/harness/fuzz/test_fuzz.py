@@ -226,3 +226,13 @@ def test_a_glob_limit_never_cuts_a_walk_of_a_git_workspace(index: int) -> None:
     with tarfile.open(fileobj=io.BytesIO(build_git_archive(case.workspace(), 0.0))) as tar:
         entries = [m for m in tar.getmembers() if m.name not in (".", "")]
     assert case.args["limit"] > len(entries)
+
+
+def test_a_glob_limit_of_one_is_drawn_only_for_a_name_one_entry_has() -> None:
+    """Seed 20261203, case 9078: `README.md` with limit 1 where `.hidden/README.md` exists too kept
+    whichever fd's walk reached first."""
+    case = generate(20261203, 9078)
+    assert (case.tool, case.args["pattern"]) == ("glob", "README.md")
+    assert "limit" not in case.args
+    names = [path.rsplit("/", 1)[-1] for path, _ in case.files]
+    assert names.count("README.md") == 2
