@@ -252,3 +252,7 @@ def test_a_pin_written_on_another_surface_is_no_evidence_of_a_patch() -> None:
     every = sweep_module.every_release_set(scenarios, ("pi",))
     assert every and all(s.surface == "pi" for s in every)
     assert len(sweep_module.every_release_set(scenarios)) > len(every)
+    by_id = {s.id: s for s in scenarios}
+    assert sweep_module.foreign_pin(by_id["bash/term-ignored-then-killed"], ("pi",)) == (
+        "pins patch bash.graceful-kill on, written on the minimax surface; the release speaks pi")
+    assert sweep_module.foreign_pin(by_id["pi/patches/graceful-kill-on"], ("pi",)) == ""
