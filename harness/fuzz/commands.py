@@ -132,6 +132,10 @@ class Composer:
             self.status()
         else:  # the last piece: the shell exits while a child still writes (or holds the pipe)
             delay = r.choice(("", "sleep 1.5; "))
+            if not self.merged and self.stream == "err" and self.parts:
+                # "late" goes to stdout: what is still on the stderr pipe arrives first (seed 5,
+                # case 30: 2000 lines to stderr, then "late" landed inside them or after them)
+                self.parts.append(PAUSE)
             self.parts.append(f"({delay}echo late) &")
             self.kinds.append("late-fast" if not delay else "late-slow")
             self.ended = True

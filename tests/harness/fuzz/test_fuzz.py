@@ -236,3 +236,10 @@ def test_a_glob_limit_of_one_is_drawn_only_for_a_name_one_entry_has() -> None:
     assert "limit" not in case.args
     names = [path.rsplit("/", 1)[-1] for path, _ in case.files]
     assert names.count("README.md") == 2
+
+
+def test_a_late_write_to_stdout_waits_for_what_is_still_on_stderr() -> None:
+    """Seed 5, case 30: 2000 lines to stderr, then a background `echo late` to stdout; which came
+    first in the merged output was a race, and the tail the truncation kept moved by a line."""
+    command = generate(5, 30).args["command"]
+    assert command.endswith(">&2; sleep 0.05; (echo late) &"), command
